@@ -1,0 +1,45 @@
+"""The model protocol every backend implements, and the options the CLI passes to backends.
+
+A model turns a ``GenerationRequest`` into a ``Generation``. Backends raise ``InfraError`` when
+the service cannot answer after retries (excluded from scores), and ``ModelOutputError`` when
+the model itself is at fault in a way that has no text (counted as a model error).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from toolbench.types import Generation, GenerationRequest
+
+
+class ModelOutputError(Exception):
+    """The model produced no usable answer for this sample (e.g. replay file lacks the id)."""
+
+
+@runtime_checkable
+class Model(Protocol):
+    #: A stable name used in run names, fingerprints and cache keys, e.g. "openai:gpt-4o-mini".
+    name: str
+    #: False for built-in models whose answers are cheap and must never be cached.
+    cacheable: bool
+
+    async def generate(self, request: GenerationRequest) -> Generation: ...
+
+    async def aclose(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    """Backend settings from the command line. Not every backend uses every field."""
+
+    base_url: str | None = None
+    api_key: str | None = None
+    timeout_s: float = 60.0
+    max_retries: int = 6
+    # Cache: None disables it. The CLI sets it to <cache dir>/responses.sqlite by default.
+    cache_path: Path | None = None
+    # Hugging Face backend.
+    hf_batch_size: int = 8
+    hf_device: str = "cpu"

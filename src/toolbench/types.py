@@ -1,0 +1,113 @@
+"""Core value types that flow through the pipeline.
+
+One sample's path: ``Sample`` -> ``GenerationRequest`` -> ``Generation`` -> ``Outcome`` ->
+``SampleResult`` (one line of ``samples.jsonl``). Everything here is plain data so that it can be
+logged, hashed, and sent between processes.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Status(str, enum.Enum):
+    """How a sample ended. Only ``infra_error`` is excluded from scores (and retried on resume)."""
+
+    SCORED = "scored"
+    MODEL_ERROR = "model_error"
+    INFRA_ERROR = "infra_error"
+
+
+@dataclass(frozen=True)
+class Doc:
+    """A retrievable text: one API doc (``functions/``) or one demonstration (``examples/``)."""
+
+    name: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One test item.
+
+    ``labels`` are gold programs; any one of them is a correct answer. ``fields`` carries
+    task-specific extras from the data line (e.g. ``compare_string_only``) untouched, and
+    ``source`` says where the sample came from as ``file:line`` for error messages.
+    """
+
+    id: str
+    task: str
+    query: str
+    labels: tuple[str, ...]
+    fields: Mapping[str, Any] = field(default_factory=dict)
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class TaskContext:
+    """What a prompt can draw on for one task: its API docs and its demonstrations."""
+
+    functions: tuple[Doc, ...]
+    examples: tuple[Doc, ...]
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    """Everything a model needs to answer, and nothing the cache key must ignore.
+
+    Exactly one of ``prompt`` (completion mode) or ``messages`` (chat mode) is set. ``sample``,
+    ``epoch`` and ``context`` are for built-in models (oracle, replay, baseline); they are not
+    part of the cache key because real models never see them.
+    """
+
+    prompt: str | None = None
+    messages: tuple[Mapping[str, str], ...] | None = None
+    stop: tuple[str, ...] = ()
+    max_tokens: int = 256
+    temperature: float = 0.0
+    seed: int | None = 0
+    sample: Sample | None = None
+    epoch: int = 0
+    context: TaskContext | None = None
+
+    def cache_payload(self) -> dict[str, Any]:
+        """The parts of the request that can change a real model's answer."""
+        return {
+            "prompt": self.prompt,
+            "messages": [dict(m) for m in self.messages] if self.messages else None,
+            "stop": list(self.stop),
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "seed": self.seed,
+        }
+
+
+@dataclass
+class Generation:
+    """A model's answer plus the accounting we report."""
+
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    finish_reason: str | None = None
+    cached: bool = False
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class Outcome:
+    """The score of one prediction. ``message`` is a one-line reason for any failure."""
+
+    status: Status
+    success: bool = False
+    metrics: dict[str, float] = field(default_factory=dict)
+    message: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class InfraError(Exception):
+    """The model or service could not answer (after retries). Never the model's fault."""
