@@ -1,0 +1,15 @@
+"""booking: search trip tickets and hotels through Python API calls with Loc/Date values."""
+
+from pathlib import Path
+
+from toolbench.tasks.base import TaskDefaults
+from toolbench.tasks.booking.api import make_world
+from toolbench.tasks.program_task import ProgramTask
+
+TASK = ProgramTask(
+    name="booking",
+    summary="Python calls on a trip-booking API (tickets, hotels, both; Loc and Date values)",
+    world=make_world,
+    package_dir=Path(__file__).parent,
+    defaults=TaskDefaults(top_k_api=15, top_k_example=3, max_tokens=384),
+)

@@ -1,0 +1,15 @@
+"""home_search: find homes by filling a Redfin-like search form through Python API calls."""
+
+from pathlib import Path
+
+from toolbench.tasks.base import TaskDefaults
+from toolbench.tasks.home_search.api import make_world
+from toolbench.tasks.program_task import ProgramTask
+
+TASK = ProgramTask(
+    name="home_search",
+    summary="Python calls on a home-search API (location, buy/rent, home types, criteria)",
+    world=make_world,
+    package_dir=Path(__file__).parent,
+    defaults=TaskDefaults(top_k_api=15, top_k_example=3, max_tokens=256),
+)

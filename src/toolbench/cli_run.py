@@ -1,0 +1,128 @@
+"""Bodies of ``toolbench run`` and ``toolbench prompt`` (kept apart so --help stays fast)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from toolbench.config import RunConfig
+from toolbench.errors import UserError
+from toolbench.models.base import ModelOptions
+from toolbench.prompts.builder import Mode, Prompter
+from toolbench.runner.run import RunResult, execute, prompt_config_for
+from toolbench.sandbox.pool import SandboxPool
+from toolbench.tasks.registry import get_task, parse_task_list
+
+
+def command_run(args: argparse.Namespace, console: Console, default_cache: Path) -> int:
+    tasks = parse_task_list(args.tasks)  # fail fast on unknown names, before anything else
+    if args.data_dir is not None and not args.data_dir.is_dir():
+        raise UserError(f"--data-dir {args.data_dir}: folder not found")
+    config = RunConfig(
+        tasks=[t.name for t in tasks],
+        model=args.model,
+        version=args.data_version,
+        data_dir=str(args.data_dir) if args.data_dir else None,
+        base_url=args.base_url,
+        mode=Mode(args.mode),
+        retriever=args.retriever,
+        top_k_api=args.top_k_api,
+        top_k_example=args.top_k_example,
+        max_tokens=args.max_tokens,
+        temperature=args.temperature,
+        seed=args.seed,
+        epochs=args.epochs,
+        limit=args.limit,
+        concurrency=args.concurrency,
+        sandbox_wall_s=args.sandbox_timeout,
+        use_cache=not args.no_cache,
+    )
+    cache_dir = args.cache_dir or default_cache
+    options = ModelOptions(
+        base_url=args.base_url,
+        api_key=args.api_key,
+        timeout_s=args.timeout,
+        max_retries=args.max_retries,
+        cache_path=None if args.no_cache else cache_dir / "responses.sqlite",
+        hf_batch_size=args.hf_batch_size,
+    )
+    result = execute(
+        config,
+        options,
+        out=args.out,
+        runs_dir=args.runs_dir,
+        cache_dir=cache_dir,
+        console=console,
+        sandbox_workers=args.sandbox_workers,
+    )
+    print_summary(result, console)
+    return 0
+
+
+def print_summary(result: RunResult, console: Console) -> None:
+    info = result.info
+    table = Table(title=f"{info['config']['model']}  —  {result.folder}")
+    table.add_column("task")
+    table.add_column("scored", justify="right")
+    table.add_column("model err", justify="right")
+    table.add_column("infra err", justify="right")
+    names = ("success_rate", "crash_rate", "precision", "recall", "f1")
+    for name in names:
+        table.add_column(name, justify="right")
+    for task, metrics in info["metrics"].items():
+        counts = info["counts"][task]
+        spread = info.get("metrics_spread", {}).get(task, {})
+        cells = []
+        for name in names:
+            if name not in metrics:
+                cells.append("-")
+            elif name in spread:
+                cells.append(f"{metrics[name]:.3f}±{spread[name]:.3f}")
+            else:
+                cells.append(f"{metrics[name]:.3f}")
+        table.add_row(
+            task, str(counts["scored"]), str(counts["model_error"]), str(counts["infra_error"]), *cells
+        )
+    console.print(table)
+    stats = result.stats
+    rate = f"{stats.done / stats.elapsed_s:.1f} samples/s" if stats.elapsed_s else "-"
+    console.print(
+        f"status: {info['status']}   this session: {stats.done} samples, {rate}, "
+        f"model calls {stats.model_calls} ({stats.cached_calls} from cache)"
+    )
+    if info["status"] == "incomplete":
+        console.print("infra errors remain: run the same command again to retry them")
+
+
+def command_prompt(args: argparse.Namespace, console: Console, default_cache: Path) -> int:
+    task = get_task(args.task)
+    config = RunConfig(
+        tasks=[task.name],
+        model="-",
+        version=args.data_version,
+        mode=Mode(args.mode),
+        retriever=args.retriever,
+        top_k_api=args.top_k_api,
+        top_k_example=args.top_k_example,
+        max_tokens=args.max_tokens,
+    )
+    with SandboxPool(workers=1) as sandbox:
+        data = task.load(args.data_version, args.data_dir, sandbox)
+    by_id = {s.id: s for s in data.samples}
+    if args.sample not in by_id:
+        raise UserError(
+            f"--sample {args.sample}: no such sample in {data.source} "
+            f"(ids run {data.samples[0].id} .. {data.samples[-1].id})"
+        )
+    prompter = Prompter(data.context, prompt_config_for(task, config), args.cache_dir or default_cache)
+    request = prompter.request(by_id[args.sample])
+    if request.prompt is not None:
+        console.out(request.prompt, end="", highlight=False)
+    else:
+        for message in request.messages or ():
+            console.rule(message["role"])
+            console.out(message["content"], highlight=False)
+    return 0

@@ -1,0 +1,46 @@
+"""Run configuration and its fingerprint.
+
+The fingerprint hashes everything that can change a sample's result (tasks and their data,
+model, endpoint, prompt and generation settings, sandbox limits) and nothing that cannot
+(epochs, limit, concurrency, output folder, cache use). A run folder only ever holds records
+made under one fingerprint.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from toolbench.prompts.builder import Mode
+
+
+class RunConfig(BaseModel):
+    tasks: list[str]
+    model: str
+    version: str = "v0"
+    data_dir: str | None = None
+    base_url: str | None = None
+    mode: Mode = Mode.COMPLETION
+    retriever: str = "bm25"
+    top_k_api: int | None = None  # None: the task's default
+    top_k_example: int | None = None
+    max_tokens: int | None = None
+    temperature: float = 0.0
+    seed: int | None = 0
+    epochs: int = Field(default=1, ge=1)
+    limit: int | None = None
+    concurrency: int = Field(default=8, ge=1)
+    sandbox_wall_s: float = 2.0
+    sandbox_memory_mb: int = 768
+    use_cache: bool = True
+
+    def fingerprint(self, data_digests: dict[str, str]) -> str:
+        relevant: dict[str, Any] = self.model_dump(
+            mode="json", exclude={"epochs", "limit", "concurrency", "use_cache", "data_dir"}
+        )
+        relevant["data"] = dict(sorted(data_digests.items()))
+        canonical = json.dumps(relevant, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]

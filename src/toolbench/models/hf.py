@@ -1,0 +1,222 @@
+"""A local Hugging Face causal LM, with concurrent requests batched into one ``generate`` call.
+
+The runner issues one ``generate()`` per sample from many asyncio tasks. Running each alone
+would leave most of the CPU/GPU idle, so a micro-batcher collects requests for a few
+milliseconds (or until ``hf_batch_size`` are waiting) and runs them as a single left-padded
+``model.generate`` in a worker thread, keeping the event loop free. ``torch`` and
+``transformers`` are imported only when an HF model is built, so the package works without them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolbench.errors import UserError
+from toolbench.models.base import ModelOptions
+from toolbench.types import Generation, GenerationRequest, InfraError
+
+#: How long the first request of a batch waits for company.
+BATCH_WAIT_S = 0.005
+
+# torch's RNG is process-global: seeding and sampling must not interleave across models.
+_RNG_LOCK = threading.Lock()
+
+
+@dataclass
+class _Pending:
+    prompt_ids: list[int]
+    request: GenerationRequest
+    future: asyncio.Future[Generation]
+    enqueued: float = field(default_factory=time.perf_counter)
+
+
+def truncate_at_stop(text: str, stop: tuple[str, ...]) -> tuple[str, bool]:
+    """Cut ``text`` at the earliest stop string, like the OpenAI API (stop not included)."""
+    cut = min((i for s in stop if s and (i := text.find(s)) >= 0), default=-1)
+    return (text[:cut], True) if cut >= 0 else (text, False)
+
+
+class HFModel:
+    """``hf:PATH_OR_NAME``: greedy at temperature 0, else seeded sampling."""
+
+    cacheable = True
+
+    def __init__(self, path_or_name: str, options: ModelOptions) -> None:
+        try:
+            import torch
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+        except ImportError:
+            raise UserError(
+                "the hf: backend needs torch and transformers: pip install 'toolbench[hf]'"
+            ) from None
+        self.name = f"hf:{path_or_name}"
+        self.base_url: str | None = None
+        self.batch_size = max(1, options.hf_batch_size)
+        self.device = options.hf_device
+        local = Path(path_or_name).expanduser()
+        source = str(local) if local.exists() else path_or_name
+        try:
+            self.tokenizer: Any = AutoTokenizer.from_pretrained(
+                source, local_files_only=local.exists(), padding_side="left"
+            )
+            self.model: Any = AutoModelForCausalLM.from_pretrained(
+                source, local_files_only=local.exists()
+            )
+        except (OSError, ValueError) as error:
+            raise UserError(f"cannot load Hugging Face model '{path_or_name}': {error}") from None
+        self.model.to(self.device)
+        self.model.eval()
+        self.tokenizer.padding_side = "left"
+        if self.tokenizer.pad_token_id is None:
+            if self.tokenizer.eos_token_id is None:
+                raise UserError(f"tokenizer of '{path_or_name}' has neither a pad nor an eos token")
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self._torch = torch
+        # Only eos ends a row: generate pads finished rows after it, and a distinct pad token
+        # generated mid-row is dropped by decode(skip_special_tokens=True).
+        self._eos_id = self.tokenizer.eos_token_id
+        self._queue: asyncio.Queue[_Pending] | None = None
+        self._worker: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._waiting: set[asyncio.Future[Generation]] = set()
+        #: Number of ``model.generate`` calls and the size of each, to check that batching works.
+        self.generate_calls = 0
+        self.batch_sizes: list[int] = []
+
+    # ---- prompt formatting (event loop side; cheap) ----
+
+    def _encode(self, request: GenerationRequest) -> list[int]:
+        if request.messages is not None:
+            messages = [dict(m) for m in request.messages]
+            if getattr(self.tokenizer, "chat_template", None):
+                text = self.tokenizer.apply_chat_template(
+                    messages, tokenize=False, add_generation_prompt=True
+                )
+                # The template already carries the model's special tokens.
+                return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+            text = "\n".join(f"{m.get('role', 'user')}: {m.get('content', '')}" for m in messages)
+            text += "\nassistant:"
+        elif request.prompt is not None:
+            text = request.prompt
+        else:
+            raise ValueError("GenerationRequest needs either 'prompt' or 'messages'")
+        return list(self.tokenizer(text)["input_ids"])
+
+    # ---- batching ----
+
+    def _ensure_worker(self) -> asyncio.Queue[_Pending]:
+        loop = asyncio.get_running_loop()
+        if self._queue is None or self._loop is not loop or self._worker is None:
+            # First use, or a new event loop (e.g. a second asyncio.run): start afresh.
+            self._loop = loop
+            self._queue = asyncio.Queue()
+            self._worker = loop.create_task(self._run_batches(self._queue))
+        return self._queue
+
+    async def generate(self, request: GenerationRequest) -> Generation:
+        prompt_ids = self._encode(request)
+        future: asyncio.Future[Generation] = asyncio.get_running_loop().create_future()
+        self._waiting.add(future)
+        future.add_done_callback(self._waiting.discard)
+        await self._ensure_worker().put(_Pending(prompt_ids, request, future))
+        return await future
+
+    async def _run_batches(self, queue: asyncio.Queue[_Pending]) -> None:
+        while True:
+            batch = [await queue.get()]
+            if queue.qsize() < self.batch_size - 1:
+                await asyncio.sleep(BATCH_WAIT_S)
+            while len(batch) < self.batch_size and not queue.empty():
+                batch.append(queue.get_nowait())
+            # One generate call needs one sampling setup; max_tokens may differ (cut per row).
+            groups: dict[tuple[float, int | None], list[_Pending]] = {}
+            for item in batch:
+                r = item.request
+                sampling_key = (r.temperature, r.seed) if r.temperature > 0 else (0.0, None)
+                groups.setdefault(sampling_key, []).append(item)
+            for (temperature, seed), items in groups.items():
+                live = [item for item in items if not item.future.done()]
+                if not live:
+                    continue
+                try:
+                    results = await asyncio.to_thread(self._generate_batch, live, temperature, seed)
+                except Exception as error:
+                    message = " ".join(str(error).split())
+                    failure = InfraError(f"{self.name}: generation failed: {message}")
+                    for item in live:
+                        if not item.future.done():
+                            item.future.set_exception(failure)
+                    continue
+                for item, generation in zip(live, results):
+                    if not item.future.done():
+                        generation.latency_s = time.perf_counter() - item.enqueued
+                        item.future.set_result(generation)
+
+    # ---- the worker thread ----
+
+    def _generate_batch(
+        self, items: list[_Pending], temperature: float, seed: int | None
+    ) -> list[Generation]:
+        torch = self._torch
+        encoded = self.tokenizer.pad(
+            {"input_ids": [item.prompt_ids for item in items]}, padding=True, return_tensors="pt"
+        )
+        input_ids = encoded["input_ids"].to(self.device)
+        attention_mask = encoded["attention_mask"].to(self.device)
+        max_new = max(item.request.max_tokens for item in items)
+        kwargs: dict[str, Any] = {
+            "max_new_tokens": max_new,
+            "pad_token_id": self.tokenizer.pad_token_id,
+            "eos_token_id": self.tokenizer.eos_token_id,
+        }
+        if temperature > 0:
+            kwargs.update(do_sample=True, temperature=temperature, top_k=0, top_p=1.0)
+        else:
+            kwargs.update(do_sample=False)
+        with _RNG_LOCK, torch.inference_mode():
+            if temperature > 0 and seed is not None:
+                torch.manual_seed(seed)
+            output = self.model.generate(
+                input_ids=input_ids, attention_mask=attention_mask, **kwargs
+            )
+        self.generate_calls += 1
+        self.batch_sizes.append(len(items))
+        new_tokens = output[:, input_ids.shape[1] :].tolist()
+        return [self._finish(item, row) for item, row in zip(items, new_tokens)]
+
+    def _finish(self, item: _Pending, row: list[int]) -> Generation:
+        row = row[: item.request.max_tokens]
+        finish_reason = "length"
+        for index, token in enumerate(row):
+            if token == self._eos_id:
+                row, finish_reason = row[:index], "stop"
+                break
+        text = self.tokenizer.decode(row, skip_special_tokens=True)
+        text, stopped = truncate_at_stop(text, item.request.stop)
+        return Generation(
+            text=text,
+            prompt_tokens=len(item.prompt_ids),
+            completion_tokens=len(row),
+            finish_reason="stop" if stopped else finish_reason,
+        )
+
+    async def aclose(self) -> None:
+        same_loop = self._loop is asyncio.get_running_loop()
+        if self._worker is not None and same_loop and not self._worker.done():
+            self._worker.cancel()
+            try:
+                await self._worker
+            except asyncio.CancelledError:
+                pass
+        self._worker = None
+        if same_loop:
+            for future in list(self._waiting):
+                if not future.done():
+                    future.set_exception(InfraError(f"{self.name}: model closed"))
+        self._waiting.clear()
+        self._queue = None

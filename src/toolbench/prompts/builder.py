@@ -1,0 +1,119 @@
+"""Prompt construction: API docs and demonstrations retrieved per query, then the task.
+
+Completion mode reproduces the original ToolBench prompt shape: an API-docs block and a
+demonstrations block, each closed by a dashed separator, then ``Task: {query}\\nAction:\\n``;
+generation stops at ``------`` or ``Task:``. Chat mode sends the same content as messages.
+The header sentences are ours.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from toolbench.retrieval import Retriever, make_retriever
+from toolbench.types import Doc, GenerationRequest, Sample, TaskContext
+
+SEPARATOR = "-------------"
+STOP_SEQUENCES = ("------", "Task:")
+API_HEADER = "You can call these API functions:\n\n"
+EXAMPLES_HEADER = "Here are example tasks, each followed by the action that completes it:\n\n"
+CHAT_SYSTEM = (
+    "You complete tasks by writing the action that calls the given API. "
+    "Reply with the action only: no explanation, no extra text."
+)
+
+
+class Mode(str, enum.Enum):
+    COMPLETION = "completion"
+    CHAT = "chat"
+
+
+@dataclass(frozen=True)
+class PromptConfig:
+    mode: Mode = Mode.COMPLETION
+    retriever: str = "bm25"
+    top_k_api: int = 15
+    top_k_example: int = 3
+    max_tokens: int = 256
+    temperature: float = 0.0
+    seed: int | None = 0
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    functions: tuple[Doc, ...]
+    examples: tuple[Doc, ...]
+
+
+def api_block(functions: Sequence[Doc]) -> str:
+    if not functions:
+        return ""
+    return API_HEADER + "".join(doc.text + "\n" for doc in functions) + SEPARATOR
+
+
+def examples_block(examples: Sequence[Doc]) -> str:
+    if not examples:
+        return ""
+    return EXAMPLES_HEADER + "".join(doc.text + "\n" for doc in examples) + SEPARATOR
+
+
+def completion_prompt(query: str, retrieved: Retrieved) -> str:
+    return (
+        f"{api_block(retrieved.functions)}\n{examples_block(retrieved.examples)}\n"
+        f"Task: {query}\nAction:\n"
+    )
+
+
+def chat_messages(query: str, retrieved: Retrieved) -> tuple[dict[str, str], ...]:
+    blocks = [b for b in (api_block(retrieved.functions), examples_block(retrieved.examples)) if b]
+    system = "\n\n".join([CHAT_SYSTEM, *blocks])
+    return ({"role": "system", "content": system}, {"role": "user", "content": f"Task: {query}"})
+
+
+class Prompter:
+    """Builds requests for one task's samples; retrieval for all samples is done up front."""
+
+    def __init__(
+        self, context: TaskContext, config: PromptConfig, cache_dir: Path | None = None
+    ) -> None:
+        self.context = context
+        self.config = config
+        self._cache_dir = cache_dir
+        self._retrieved: dict[str, Retrieved] = {}
+        self._retrievers: dict[str, Retriever] = {}
+
+    def prepare(self, samples: Sequence[Sample]) -> None:
+        queries = [s.query for s in samples if s.query not in self._retrieved]
+        if not queries:
+            return
+        functions = self._search("functions", queries, self.config.top_k_api)
+        examples = self._search("examples", queries, self.config.top_k_example)
+        for query, f, e in zip(queries, functions, examples):
+            self._retrieved[query] = Retrieved(tuple(f), tuple(e))
+
+    def _search(self, which: str, queries: list[str], k: int) -> list[list[Doc]]:
+        docs = self.context.functions if which == "functions" else self.context.examples
+        if k <= 0 or not docs:
+            return [[] for _ in queries]
+        if which not in self._retrievers:
+            self._retrievers[which] = make_retriever(self.config.retriever, docs, self._cache_dir)
+        return self._retrievers[which].search(queries, k)
+
+    def request(self, sample: Sample, epoch: int = 0) -> GenerationRequest:
+        self.prepare([sample])
+        retrieved = self._retrieved[sample.query]
+        chat = self.config.mode is Mode.CHAT
+        return GenerationRequest(
+            prompt=None if chat else completion_prompt(sample.query, retrieved),
+            messages=chat_messages(sample.query, retrieved) if chat else None,
+            stop=STOP_SEQUENCES,
+            max_tokens=self.config.max_tokens,
+            temperature=self.config.temperature,
+            seed=self.config.seed,
+            sample=sample,
+            epoch=epoch,
+            context=self.context,
+        )

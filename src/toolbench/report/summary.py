@@ -1,0 +1,126 @@
+"""``toolbench report``: per-task metrics with 95% bootstrap intervals, and paired comparisons.
+
+Intervals resample samples: each sample's value is averaged over its epochs first, so epochs
+tighten the estimate of each sample without pretending to be more samples. Infra errors are
+excluded (and counted).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from toolbench.report.bootstrap import Estimate, bootstrap_mean, paired_difference
+from toolbench.runner.metrics import counts_of
+from toolbench.runner.store import read_records, read_run_info
+
+REPORT_METRICS = ("success_rate", "crash_rate", "precision", "recall", "f1")
+
+
+def per_sample_values(records: Sequence[dict[str, Any]], metric: str) -> dict[str, float]:
+    """Sample id -> metric value averaged over epochs (infra errors left out)."""
+    sums: dict[str, list[float]] = defaultdict(list)
+    for r in records:
+        if r["status"] == "infra_error":
+            continue
+        if metric == "success_rate":
+            value = 1.0 if r.get("success") else 0.0
+        elif metric == "crash_rate":
+            value = 1.0 if r["status"] == "model_error" else 0.0
+        else:
+            metrics = r.get("metrics") or {}
+            if metric not in metrics and r["status"] == "scored":
+                continue
+            value = float(metrics.get(metric, 0.0))
+        sums[str(r["id"])].append(value)
+    return {key: sum(v) / len(v) for key, v in sums.items()}
+
+
+class LoadedRun:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.info = read_run_info(folder)
+        self.records = read_records(folder)
+        self.by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for record in self.records:
+            self.by_task[record["task"]].append(record)
+
+    @property
+    def label(self) -> str:
+        return self.folder.name
+
+
+def summarize(run: LoadedRun) -> dict[str, dict[str, Any]]:
+    """Task -> {metric: Estimate, 'counts': {...}} for one run."""
+    out: dict[str, dict[str, Any]] = {}
+    for task, records in sorted(run.by_task.items()):
+        entry: dict[str, Any] = {"counts": counts_of(records)}
+        for metric in REPORT_METRICS:
+            values = per_sample_values(records, metric)
+            if values:
+                entry[metric] = bootstrap_mean(list(values.values()))
+        out[task] = entry
+    return out
+
+
+def compare(a: LoadedRun, b: LoadedRun) -> dict[str, dict[str, Estimate]]:
+    """Task -> metric -> interval of (b - a) over the samples both runs scored."""
+    out: dict[str, dict[str, Estimate]] = {}
+    for task in sorted(set(a.by_task) & set(b.by_task)):
+        entry = {}
+        for metric in REPORT_METRICS:
+            va = per_sample_values(a.by_task[task], metric)
+            vb = per_sample_values(b.by_task[task], metric)
+            common = sorted(set(va) & set(vb))
+            if common:
+                entry[metric] = paired_difference([va[k] for k in common], [vb[k] for k in common])
+        out[task] = entry
+    return out
+
+
+def render_summary(run: LoadedRun, console: Console) -> None:
+    table = Table(title=f"{run.label}  ({run.info.get('config', {}).get('model', '?')})")
+    table.add_column("task")
+    table.add_column("n (scored / model err / infra err)")
+    for metric in REPORT_METRICS:
+        table.add_column(f"{metric} [95% CI]")
+    for task, entry in summarize(run).items():
+        c = entry["counts"]
+        row = [task, f"{c['scored'] + c['model_error']} ({c['scored']}/{c['model_error']}/{c['infra_error']})"]
+        row += [entry[m].fmt() if m in entry else "-" for m in REPORT_METRICS]
+        table.add_row(*row)
+    console.print(table)
+
+
+def render_comparison(a: LoadedRun, b: LoadedRun, console: Console) -> None:
+    table = Table(title=f"paired difference: {b.label} - {a.label}")
+    table.add_column("task")
+    table.add_column("n paired")
+    for metric in REPORT_METRICS:
+        table.add_column(f"Δ {metric} [95% CI]")
+    for task, entry in compare(a, b).items():
+        n = next(iter(entry.values())).n if entry else 0
+        table.add_row(task, str(n), *[entry[m].fmt() if m in entry else "-" for m in REPORT_METRICS])
+    console.print(table)
+
+
+def report_json(runs: Sequence[LoadedRun]) -> dict[str, Any]:
+    def est(e: Estimate) -> dict[str, float]:
+        return {"mean": e.mean, "low": e.low, "high": e.high, "n": e.n}
+
+    result: dict[str, Any] = {"runs": {}}
+    for run in runs:
+        result["runs"][str(run.folder)] = {
+            task: {k: (est(v) if isinstance(v, Estimate) else v) for k, v in entry.items()}
+            for task, entry in summarize(run).items()
+        }
+    if len(runs) == 2:
+        result["difference"] = {
+            task: {m: est(e) for m, e in entry.items()} for task, entry in compare(*runs).items()
+        }
+    return result

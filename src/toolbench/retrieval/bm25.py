@@ -1,0 +1,37 @@
+"""BM25 retrieval with ``bm25s`` (the original used haystack's in-memory BM25)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import bm25s
+import numpy as np
+
+from toolbench.types import Doc
+
+
+class BM25Retriever:
+    def __init__(self, docs: Sequence[Doc]) -> None:
+        self._docs = list(docs)
+        self._index: bm25s.BM25 | None = None
+        if self._docs:
+            tokens = bm25s.tokenize(
+                [doc.text for doc in self._docs], stopwords="en", show_progress=False
+            )
+            self._index = bm25s.BM25()
+            self._index.index(tokens, show_progress=False)
+
+    def search(self, queries: Sequence[str], k: int) -> list[list[Doc]]:
+        k = min(k, len(self._docs))
+        if k <= 0 or self._index is None or not queries:
+            return [[] for _ in queries]
+        tokenized = bm25s.tokenize(
+            list(queries), stopwords="en", return_ids=False, show_progress=False
+        )
+        # Score every doc and sort ourselves: ties broken by file order keeps prompts stable.
+        results: list[list[Doc]] = []
+        for query_tokens in tokenized:
+            scores = self._index.get_scores(list(query_tokens))
+            order = np.lexsort((np.arange(len(self._docs)), -np.asarray(scores)))[:k]
+            results.append([self._docs[i] for i in order])
+        return results

@@ -1,0 +1,140 @@
+"""Tasks whose action is a Python program run against a simulated API (home_search, booking).
+
+The prediction and every gold program run in the sandbox on fresh worlds; the final world
+states are compared key by key, so programs that reach the same state are the same answer.
+Gold states are computed once, when the data is loaded and validated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolbench.data.layout import digest_folder, read_docs, read_test_jsonl
+from toolbench.errors import UserError
+from toolbench.prompts.extract import extract_program
+from toolbench.sandbox.pool import SandboxPool
+from toolbench.sandbox.world import WorldFactory
+from toolbench.tasks.base import TaskData, TaskDefaults, TaskGenerator
+from toolbench.tasks.scoring import best_match, mean_metrics
+from toolbench.types import Outcome, Sample, Status, TaskContext
+
+PROGRAM_METRICS = ("success_rate", "crash_rate", "precision", "recall", "f1")
+
+
+@dataclass
+class ProgramTask:
+    name: str
+    summary: str
+    world: WorldFactory
+    package_dir: Path  # the task's folder; its data lives in data/<version>/
+    defaults: TaskDefaults = field(default_factory=TaskDefaults)
+    metrics: tuple[str, ...] = PROGRAM_METRICS
+    generator: TaskGenerator | None = None
+
+    def versions(self) -> list[str]:
+        data = self.package_dir / "data"
+        return sorted(p.name for p in data.iterdir() if p.is_dir()) if data.is_dir() else []
+
+    # -- loading -------------------------------------------------------------------------------
+
+    def resolve_folder(self, version: str, data_dir: Path | None) -> Path:
+        """Where test.jsonl lives: ours, or the user's folder in the original layout."""
+        if data_dir is None:
+            folder = self.package_dir / "data" / version
+            if not folder.is_dir():
+                raise UserError(
+                    f"task {self.name} has no version {version!r}; "
+                    f"available: {', '.join(self.versions())}"
+                )
+            return folder
+        candidates = [
+            data_dir / self.name / version,
+            data_dir / "data" / self.name / version,
+            data_dir / version,
+            data_dir,
+        ]
+        for folder in candidates:
+            if (folder / "test.jsonl").is_file():
+                return folder
+        raise UserError(
+            f"--data-dir {data_dir}: no {self.name}/{version}/test.jsonl inside; "
+            "point it at a folder in the ToolBench layout <root>/<task>/<version>/test.jsonl"
+        )
+
+    def load(self, version: str, data_dir: Path | None, sandbox: SandboxPool) -> TaskData:
+        folder = self.resolve_folder(version, data_dir)
+        ours = self.package_dir / "data" / version
+        functions_dir = folder / "functions" if (folder / "functions").is_dir() else ours / "functions"
+        examples_dir = folder / "examples" if (folder / "examples").is_dir() else ours / "examples"
+        samples = read_test_jsonl(folder / "test.jsonl", self.name)
+        context = TaskContext(functions=read_docs(functions_dir), examples=read_docs(examples_dir))
+        files = [folder / "test.jsonl", *_files(functions_dir), *_files(examples_dir)]
+        data = TaskData(
+            task=self.name,
+            version=version,
+            samples=samples,
+            context=context,
+            source=str(folder),
+            digest=digest_folder(files),
+        )
+        data.gold = self._run_golds(samples, sandbox)
+        return data
+
+    def _run_golds(self, samples: Sequence[Sample], sandbox: SandboxPool) -> dict[str, list[Any]]:
+        """Execute every gold program; any failure is a data error naming file:line."""
+        jobs = [(s, i, label) for s in samples for i, label in enumerate(s.labels)]
+        with ThreadPoolExecutor(max_workers=8) as threads:
+            results = list(threads.map(lambda job: sandbox.run(self.world, job[2]), jobs))
+        gold: dict[str, list[Any]] = {s.id: [] for s in samples}
+        for (sample, index, _), result in zip(jobs, results):
+            if not result.ok:
+                raise UserError(
+                    f"{sample.source}: gold program {index + 1} fails in the {self.name} "
+                    f"simulator ({result.error}); fix or remove this line"
+                )
+            gold[sample.id].append(result.state)
+        return gold
+
+    # -- scoring -------------------------------------------------------------------------------
+
+    def extract_action(self, text: str) -> str:
+        return extract_program(text)
+
+    async def score(
+        self, data: TaskData, sample: Sample, action: str, sandbox: SandboxPool
+    ) -> Outcome:
+        if not action.strip():
+            return crash_outcome("empty program: the model wrote no action")
+        result = await sandbox.arun(self.world, action)
+        if not result.ok:
+            return crash_outcome(f"{result.kind}: {result.error}")
+        golds = data.gold[sample.id]
+        predicted = result.state if isinstance(result.state, dict) else {}
+        index, (precision, recall, f1) = best_match(predicted, golds)
+        return Outcome(
+            status=Status.SCORED,
+            success=f1 == 1.0,
+            metrics={"precision": precision, "recall": recall, "f1": f1},
+            details={"closest_label": index, "state": predicted},
+        )
+
+    def aggregate(self, outcomes: Sequence[Outcome]) -> dict[str, float]:
+        return mean_metrics(outcomes, self.metrics)
+
+
+def crash_outcome(message: str) -> Outcome:
+    """A prediction that raised or was rejected: a failure the model is responsible for."""
+    return Outcome(
+        status=Status.MODEL_ERROR,
+        success=False,
+        metrics={"precision": 0.0, "recall": 0.0, "f1": 0.0},
+        message=message,
+    )
+
+
+def _files(folder: Path) -> list[Path]:
+    return [p for p in folder.iterdir() if p.is_file()] if folder.is_dir() else []
