@@ -9,18 +9,30 @@ runs::
         ...
         assert srv.calls == 1 and srv.requests[0]["max_tokens"] == 256
 
-Failure injection (checked in this order, per request): ``fail_always``; the first
-``fail_first`` calls; every ``fail_every``-th call. Failures answer ``fail_status`` (500 by
-default) with a ``Retry-After: <retry_after>`` header when ``retry_after`` is set.
+``answer`` maps the request JSON to the reply text (or is a fixed string); stop sequences in
+the request are applied to it like a real server would. Failure injection (checked in this
+order, per request): ``fail_always``; the first ``fail_first`` calls; every ``fail_every``-th
+call. Failures answer ``fail_status`` (500 by default) with a ``Retry-After: <retry_after>``
+header when ``retry_after`` is set.
+
+``subprocess=True`` runs the server in a forked child process instead of a thread. Use it for
+throughput measurements: in a thread the server's CPU time competes with the client for the
+GIL, so the benchmark would measure both. ``calls``/``failures``/``requests``/``reset()`` then
+go over HTTP to the child, and knobs changed after ``start()`` do not reach it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import multiprocessing
 import socket
 import threading
 import time
+import urllib.request
 from collections.abc import Callable
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from typing import Any
 
 import uvicorn
@@ -51,6 +63,7 @@ class FakeOpenAIServer:
         fail_status: int = 500,
         retry_after: str | None = None,
         finish_reason: str = "stop",
+        subprocess: bool = False,
     ) -> None:
         self.delay_s = delay_s
         self.answer: Answer = (lambda _body: answer) if isinstance(answer, str) else answer
@@ -60,15 +73,17 @@ class FakeOpenAIServer:
         self.fail_status = fail_status
         self.retry_after = retry_after
         self.finish_reason = finish_reason
-        #: Requests received (including failed ones), failures sent, and every request body.
-        self.calls = 0
-        self.failures = 0
-        self.requests: list[dict[str, Any]] = []
-        self.paths: list[str] = []
+        self.subprocess = subprocess
+        self.port = 0
+        self._calls = 0
+        self._failures = 0
+        self._requests: list[dict[str, Any]] = []
+        self._paths: list[str] = []
         self._lock = threading.Lock()
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
-        self.port = 0
+        self._process: BaseProcess | None = None
+        self._control: Connection | None = None
         self.app = self._build_app()
 
     @property
@@ -76,12 +91,54 @@ class FakeOpenAIServer:
         """What to pass as ``base_url`` / ``--base-url``."""
         return f"http://127.0.0.1:{self.port}/v1"
 
+    # ---- what the server saw ----
+
+    def _stats(self) -> dict[str, Any]:
+        if self._process is None:
+            with self._lock:
+                return {
+                    "calls": self._calls,
+                    "failures": self._failures,
+                    "requests": list(self._requests),
+                    "paths": list(self._paths),
+                }
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/_fake/stats") as response:
+            stats: dict[str, Any] = json.load(response)
+        return stats
+
+    @property
+    def calls(self) -> int:
+        """Requests received, including the ones answered with an injected failure."""
+        return int(self._stats()["calls"])
+
+    @property
+    def failures(self) -> int:
+        """Injected failures sent."""
+        return int(self._stats()["failures"])
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """Every request body received, in arrival order."""
+        return list(self._stats()["requests"])
+
+    @property
+    def paths(self) -> list[str]:
+        """The URL path of every request received (e.g. ``/v1/completions``)."""
+        return list(self._stats()["paths"])
+
     def reset(self) -> None:
         """Forget counted calls and recorded requests (behaviour knobs are kept)."""
+        if self._process is None:
+            self._reset_local()
+            return
+        url = f"http://127.0.0.1:{self.port}/_fake/reset"
+        urllib.request.urlopen(urllib.request.Request(url, method="POST")).close()
+
+    def _reset_local(self) -> None:
         with self._lock:
-            self.calls = self.failures = 0
-            self.requests.clear()
-            self.paths.clear()
+            self._calls = self._failures = 0
+            self._requests.clear()
+            self._paths.clear()
 
     # ---- request handling ----
 
@@ -92,7 +149,7 @@ class FakeOpenAIServer:
 
     def _failure(self) -> JSONResponse:
         with self._lock:
-            self.failures += 1
+            self._failures += 1
         headers = {"retry-after": self.retry_after} if self.retry_after is not None else {}
         body = {"error": {"message": f"injected failure {self.fail_status}", "type": "fake"}}
         return JSONResponse(body, status_code=self.fail_status, headers=headers)
@@ -100,10 +157,10 @@ class FakeOpenAIServer:
     async def _handle(self, request: Request, kind: str) -> JSONResponse:
         body = await request.json()
         with self._lock:
-            self.calls += 1
-            n = self.calls
-            self.requests.append(body)
-            self.paths.append(request.url.path)
+            self._calls += 1
+            n = self._calls
+            self._requests.append(body)
+            self._paths.append(request.url.path)
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
         if self._should_fail(n):
@@ -115,18 +172,21 @@ class FakeOpenAIServer:
             if stop and stop in text:
                 text, finish_reason = text[: text.index(stop)], "stop"
         prompt = body.get("prompt") or " ".join(m.get("content", "") for m in body["messages"])
+        prompt_tokens, completion_tokens = len(str(prompt).split()), len(text.split())
         usage = {
-            "prompt_tokens": len(str(prompt).split()),
-            "completion_tokens": len(text.split()),
-            "total_tokens": len(str(prompt).split()) + len(text.split()),
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
         }
         base = {"id": f"fake-{n}", "created": int(time.time()), "model": body.get("model", "")}
         if kind == "chat":
             message = {"role": "assistant", "content": text}
             choice = {"index": 0, "message": message, "finish_reason": finish_reason}
-            return JSONResponse({**base, "object": "chat.completion", "choices": [choice], "usage": usage})
-        choice = {"index": 0, "text": text, "finish_reason": finish_reason, "logprobs": None}
-        return JSONResponse({**base, "object": "text_completion", "choices": [choice], "usage": usage})
+            reply = {**base, "object": "chat.completion", "choices": [choice], "usage": usage}
+        else:
+            choice = {"index": 0, "text": text, "finish_reason": finish_reason, "logprobs": None}
+            reply = {**base, "object": "text_completion", "choices": [choice], "usage": usage}
+        return JSONResponse(reply)
 
     def _build_app(self) -> FastAPI:
         app = FastAPI()
@@ -143,12 +203,27 @@ class FakeOpenAIServer:
         async def models() -> dict[str, Any]:
             return {"object": "list", "data": [{"id": "fake", "object": "model", "owned_by": "me"}]}
 
+        @app.get("/_fake/stats")
+        async def stats() -> dict[str, Any]:
+            return self._stats()
+
+        @app.post("/_fake/reset")
+        async def reset() -> dict[str, Any]:
+            self._reset_local()
+            return {}
+
         return app
 
     # ---- lifecycle ----
 
     def start(self) -> FakeOpenAIServer:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        return self._start_process() if self.subprocess else self._start_thread()
+
+    def _start_thread(self) -> FakeOpenAIServer:
+        # proto must be IPPROTO_TCP explicitly: asyncio only sets TCP_NODELAY on accepted
+        # sockets whose proto says TCP, and without it Nagle + delayed ACK add ~40 ms to every
+        # request on a reused connection.
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
         self.port = sock.getsockname()[1]
@@ -167,7 +242,35 @@ class FakeOpenAIServer:
             time.sleep(0.005)
         return self
 
+    def _start_process(self) -> FakeOpenAIServer:
+        # fork, not spawn: the answer function may be a lambda, which cannot be pickled.
+        context = multiprocessing.get_context("fork")
+        self._control, child = context.Pipe()
+        self._process = context.Process(
+            target=_serve_in_child, args=(self, child), name="fake-openai", daemon=True
+        )
+        self._process.start()
+        child.close()
+        if not self._control.poll(10):
+            self.stop()
+            raise RuntimeError("fake OpenAI server process did not start")
+        self.port = self._control.recv()
+        return self
+
     def stop(self) -> None:
+        """Stop serving; safe to call twice."""
+        if self._process is not None:
+            if self._control is not None:
+                try:
+                    self._control.send("stop")
+                except OSError:
+                    pass
+                self._control.close()
+            self._process.join(timeout=10)
+            if self._process.is_alive():
+                self._process.kill()
+                self._process.join()
+            self._process = self._control = None
         if self._server is not None:
             self._server.should_exit = True
         if self._thread is not None:
@@ -179,3 +282,15 @@ class FakeOpenAIServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _serve_in_child(server: FakeOpenAIServer, control: Connection) -> None:
+    """Child process body: serve in a thread until the parent says stop or goes away."""
+    server._process = server._control = None  # the parent's handles mean nothing here
+    server._start_thread()
+    control.send(server.port)
+    try:
+        control.recv()
+    except EOFError:
+        pass
+    server.stop()

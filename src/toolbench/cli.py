@@ -67,10 +67,14 @@ def _default_cache_dir() -> Path:
 
 def _add_prompt_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--version", dest="data_version", default="v0", help="data version (v0)")
-    p.add_argument("--data-dir", type=Path, help="a folder in the ToolBench layout <root>/<task>/<version>/")
+    p.add_argument(
+        "--data-dir", type=Path, help="a folder in the ToolBench layout <root>/<task>/<version>/"
+    )
     p.add_argument("--mode", choices=["completion", "chat"], default="completion")
     p.add_argument("--retriever", choices=["bm25", "dense"], default="bm25")
-    p.add_argument("--top-k-api", type=_non_negative_int, help="API docs in the prompt (task default)")
+    p.add_argument(
+        "--top-k-api", type=_non_negative_int, help="API docs in the prompt (task default)"
+    )
     p.add_argument("--top-k-example", type=_non_negative_int, help="demonstrations (task default)")
     p.add_argument("--max-tokens", type=_positive_int, help="generation limit (task default)")
     p.add_argument("--cache-dir", type=Path, default=None, help="response cache and embeddings")
@@ -83,7 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="evaluate a model on one or more tasks")
     run.add_argument("tasks", help="comma-separated task names, e.g. home_search,booking")
-    run.add_argument("--model", required=True, help="baseline | oracle | replay:FILE | openai:MODEL | hf:PATH")
+    run.add_argument(
+        "--model", required=True, help="baseline | oracle | replay:FILE | openai:MODEL | hf:PATH"
+    )
     run.add_argument("--base-url", help="OpenAI-compatible server, e.g. http://localhost:8000/v1")
     run.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY)")
     _add_prompt_flags(run)
@@ -94,7 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--limit", type=_positive_int, help="only the first N samples of each task")
     run.add_argument("--out", type=Path, help="run folder (default runs/<tasks>-<model>-<time>)")
     run.add_argument("--runs-dir", type=Path, default=Path("runs"), help=argparse.SUPPRESS)
-    run.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
+    run.add_argument(
+        "--no-cache", action="store_true", help="do not read or write the response cache"
+    )
     run.add_argument("--timeout", type=float, default=60.0, help="seconds per model request")
     run.add_argument("--max-retries", type=_non_negative_int, default=6)
     run.add_argument("--sandbox-workers", type=_positive_int, help="processes running programs")
@@ -126,7 +134,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    console = Console(stderr=False)
+    # Piped output (CI logs, files) gets a wide table instead of rich's 80-column default.
+    console = Console() if sys.stdout.isatty() else Console(width=160)
     try:
         if args.command == "run":
             from toolbench.cli_run import command_run
@@ -175,7 +184,9 @@ def command_list(args: argparse.Namespace, console: Console) -> int:
         for column in ("task", "versions", "metrics", "what the model writes"):
             table.add_column(column)
         for task in TASKS.values():
-            table.add_row(task.name, ", ".join(task.versions()), ", ".join(task.metrics), task.summary)
+            table.add_row(
+                task.name, ", ".join(task.versions()), ", ".join(task.metrics), task.summary
+            )
     else:
         from toolbench.models.spec import KNOWN_MODELS
 

@@ -25,7 +25,9 @@ def command_generate(args: argparse.Namespace, console: Console) -> int:
     examples = [format_example(q, p) for q, p in generator.examples]
     if args.split == "test":
         write_task_folder(args.out, records, generator.functions, examples)
-        console.print(f"wrote {len(records)} test samples, API docs and demonstrations to {args.out}")
+        console.print(
+            f"wrote {len(records)} test samples, API docs and demonstrations to {args.out}"
+        )
         return 0
     # Training data for fine-tuning: the full prompt the model will see, and the gold program.
     context = TaskContext(

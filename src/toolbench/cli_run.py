@@ -84,7 +84,11 @@ def print_summary(result: RunResult, console: Console) -> None:
             else:
                 cells.append(f"{metrics[name]:.3f}")
         table.add_row(
-            task, str(counts["scored"]), str(counts["model_error"]), str(counts["infra_error"]), *cells
+            task,
+            str(counts["scored"]),
+            str(counts["model_error"]),
+            str(counts["infra_error"]),
+            *cells,
         )
     console.print(table)
     stats = result.stats
@@ -117,7 +121,9 @@ def command_prompt(args: argparse.Namespace, console: Console, default_cache: Pa
             f"--sample {args.sample}: no such sample in {data.source} "
             f"(ids run {data.samples[0].id} .. {data.samples[-1].id})"
         )
-    prompter = Prompter(data.context, prompt_config_for(task, config), args.cache_dir or default_cache)
+    prompter = Prompter(
+        data.context, prompt_config_for(task, config), args.cache_dir or default_cache
+    )
     request = prompter.request(by_id[args.sample])
     if request.prompt is not None:
         console.out(request.prompt, end="", highlight=False)

@@ -39,7 +39,9 @@ def test_ids_are_line_numbers_unless_given(tmp_path: Path) -> None:
     ],
 )
 def test_malformed_line_names_file_and_line(tmp_path: Path, line: str, message: str) -> None:
-    path = _write(tmp_path / "test.jsonl", [json.dumps({"prompt": "ok", "completion": ["A()"]}), line])
+    path = _write(
+        tmp_path / "test.jsonl", [json.dumps({"prompt": "ok", "completion": ["A()"]}), line]
+    )
     with pytest.raises(UserError, match=message) as info:
         read_test_jsonl(path, "t")
     assert f"{path}:2" in str(info.value)
@@ -59,7 +61,10 @@ def test_docs_are_sorted_naturally_and_store_files_ignored(tmp_path: Path) -> No
 
 def test_example_round_trip_and_original_header() -> None:
     text = format_example("Find homes in Austin", 'API.set_location("Austin")\nAPI.search()')
-    assert parse_example(text) == ("Find homes in Austin", 'API.set_location("Austin")\nAPI.search()')
+    assert parse_example(text) == (
+        "Find homes in Austin",
+        'API.set_location("Austin")\nAPI.search()',
+    )
     assert parse_example("Task: q\nActions:\nA()\n") == ("q", "A()")
     assert parse_example("no header") is None
 

@@ -91,7 +91,7 @@ class Prompter:
             return
         functions = self._search("functions", queries, self.config.top_k_api)
         examples = self._search("examples", queries, self.config.top_k_example)
-        for query, f, e in zip(queries, functions, examples):
+        for query, f, e in zip(queries, functions, examples, strict=True):
             self._retrieved[query] = Retrieved(tuple(f), tuple(e))
 
     def _search(self, which: str, queries: list[str], k: int) -> list[list[Doc]]:

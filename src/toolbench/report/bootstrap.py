@@ -1,4 +1,4 @@
-"""Bootstrap confidence intervals over samples (the unit that was drawn), seeded for repeatability."""
+"""Bootstrap confidence intervals over samples (the unit that was drawn), seeded to repeat."""
 
 from __future__ import annotations
 

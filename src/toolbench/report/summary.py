@@ -91,7 +91,11 @@ def render_summary(run: LoadedRun, console: Console) -> None:
         table.add_column(f"{metric} [95% CI]")
     for task, entry in summarize(run).items():
         c = entry["counts"]
-        row = [task, f"{c['scored'] + c['model_error']} ({c['scored']}/{c['model_error']}/{c['infra_error']})"]
+        row = [
+            task,
+            f"{c['scored'] + c['model_error']} "
+            f"({c['scored']}/{c['model_error']}/{c['infra_error']})",
+        ]
         row += [entry[m].fmt() if m in entry else "-" for m in REPORT_METRICS]
         table.add_row(*row)
     console.print(table)
@@ -105,7 +109,9 @@ def render_comparison(a: LoadedRun, b: LoadedRun, console: Console) -> None:
         table.add_column(f"Δ {metric} [95% CI]")
     for task, entry in compare(a, b).items():
         n = next(iter(entry.values())).n if entry else 0
-        table.add_row(task, str(n), *[entry[m].fmt() if m in entry else "-" for m in REPORT_METRICS])
+        table.add_row(
+            task, str(n), *[entry[m].fmt() if m in entry else "-" for m in REPORT_METRICS]
+        )
     console.print(table)
 
 

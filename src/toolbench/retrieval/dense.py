@@ -61,7 +61,9 @@ class DenseRetriever:
         for doc in self._docs:
             key.update(doc.text.encode() + b"\0")
         cache_file = (
-            self._cache_dir / "embeddings" / f"{key.hexdigest()[:24]}.npy" if self._cache_dir else None
+            self._cache_dir / "embeddings" / f"{key.hexdigest()[:24]}.npy"
+            if self._cache_dir
+            else None
         )
         if cache_file is not None and cache_file.is_file():
             return np.load(cache_file)

@@ -164,7 +164,9 @@ def _run_with_progress(
         TextColumn("ETA"),
         TimeRemainingColumn(),
     )
-    with Progress(*columns, console=console, transient=False, disable=not console.is_terminal) as bar:
+    with Progress(
+        *columns, console=console, transient=False, disable=not console.is_terminal
+    ) as bar:
         bars = {}
         for p in prepared:
             total = len(p.samples) * config.epochs
@@ -177,7 +179,14 @@ def _run_with_progress(
         async def main() -> SessionStats:
             try:
                 return await run_all(
-                    prepared, config.epochs, done, model, sandbox, store, config.concurrency, advance
+                    prepared,
+                    config.epochs,
+                    done,
+                    model,
+                    sandbox,
+                    store,
+                    config.concurrency,
+                    advance,
                 )
             finally:
                 await model.aclose()

@@ -105,7 +105,7 @@ def money(rng: random.Random, value: int, small: bool = False) -> str:
         if value >= 1000 and value % 100 == 0:
             forms.append(f"${value / 1000:g}k")
     else:
-        if value % 1000 == 0:
+        if value % 1000 == 0 and value < 1_000_000:
             forms += [f"${value // 1000}k", f"{value // 1000}K", f"${value // 1000}K"]
         if value >= 1_000_000 and value % 10_000 == 0:
             forms += [f"{value / 1e6:g}M", f"${value / 1e6:g}M", f"${value / 1e6:g} million"]
@@ -189,6 +189,10 @@ def render(
                 pieces[i] = (text, None)
                 break
     lower = rng.random() < lower_rate
+    if not lower and pieces:
+        first, key = pieces[0]
+        stripped = first.lstrip()
+        pieces[0] = (stripped[:1].upper() + stripped[1:], key)
     query = re.sub(r"\s+", " ", "".join(text for text, _ in pieces)).strip()
     query = re.sub(r"\s+([,.?!;:])", r"\1", query)
     slots: dict[str, str] = {}
@@ -198,8 +202,6 @@ def render(
     if lower:
         query = query.lower()
         slots = {key: text.lower() for key, text in slots.items()}
-    else:
-        query = query[:1].upper() + query[1:]
     return query, slots
 
 

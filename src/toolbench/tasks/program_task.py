@@ -68,7 +68,9 @@ class ProgramTask:
     def load(self, version: str, data_dir: Path | None, sandbox: SandboxPool) -> TaskData:
         folder = self.resolve_folder(version, data_dir)
         ours = self.package_dir / "data" / version
-        functions_dir = folder / "functions" if (folder / "functions").is_dir() else ours / "functions"
+        functions_dir = (
+            folder / "functions" if (folder / "functions").is_dir() else ours / "functions"
+        )
         examples_dir = folder / "examples" if (folder / "examples").is_dir() else ours / "examples"
         samples = read_test_jsonl(folder / "test.jsonl", self.name)
         context = TaskContext(functions=read_docs(functions_dir), examples=read_docs(examples_dir))
@@ -90,7 +92,7 @@ class ProgramTask:
         with ThreadPoolExecutor(max_workers=8) as threads:
             results = list(threads.map(lambda job: sandbox.run(self.world, job[2]), jobs))
         gold: dict[str, list[Any]] = {s.id: [] for s in samples}
-        for (sample, index, _), result in zip(jobs, results):
+        for (sample, index, _), result in zip(jobs, results, strict=True):
             if not result.ok:
                 raise UserError(
                     f"{sample.source}: gold program {index + 1} fails in the {self.name} "

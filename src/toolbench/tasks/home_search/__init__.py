@@ -2,7 +2,8 @@
 
 from pathlib import Path
 
-from toolbench.tasks.base import TaskDefaults
+from toolbench.tasks.base import TaskDefaults, TaskGenerator
+from toolbench.tasks.home_search import docs, generator
 from toolbench.tasks.home_search.api import make_world
 from toolbench.tasks.program_task import ProgramTask
 
@@ -12,4 +13,10 @@ TASK = ProgramTask(
     world=make_world,
     package_dir=Path(__file__).parent,
     defaults=TaskDefaults(top_k_api=15, top_k_example=3, max_tokens=256),
+    generator=TaskGenerator(
+        generate=generator.generate,
+        functions=docs.FUNCTIONS,
+        examples=docs.EXAMPLES,
+        default_test_size=generator.DEFAULT_TEST_SIZE,
+    ),
 )

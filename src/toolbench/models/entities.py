@@ -1,0 +1,281 @@
+"""Entity extraction for the non-LLM baseline: numbers, dates and place names in free text.
+
+The baseline fills a demonstration's program with values from the test query, so it needs the
+query's values in normalised form ("$1.25M" -> 1250000, "Sept 29 2025" -> (9, 29, 2025)) and
+where they sit (their neighbouring words are the cues that say which call a value belongs to).
+Everything here is deterministic and never raises on any input text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+MONTHS = {
+    "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4,
+    "apr": 4, "may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8,
+    "september": 9, "sept": 9, "sep": 9, "october": 10, "oct": 10, "november": 11, "nov": 11,
+    "december": 12, "dec": 12,
+}  # fmt: skip
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+NUMBER_WORDS = {
+    w: i
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+        "fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+}
+ORDINAL_WORDS = {
+    w: i
+    for i, w in enumerate(
+        "zeroth first second third fourth fifth sixth seventh eighth ninth tenth eleventh "
+        "twelfth thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth "
+        "twentieth".split()
+    )
+    if i
+}
+# Words that start sentences or requests and are never place names on their own.
+COMMON = frozenset(
+    """i i'm i'd i'll we we're we'd my our me you your hi hello hey please find show search
+    looking look book reserve need want would could can help get plan any are is there what
+    hotel hotels flights flight train bus cruise tickets round trip rent buy also and the a an
+    thanks thank budget price max min nothing it must needs size floor minimum maximum going
+    flying staying searching travel traveling townhouses condos homes apartments houses
+    usd ok yes no br ba bd sq ft sqft apt""".split()
+)  # fmt: skip
+# Words that begin multi-word place names; kept even where a sentence starts.
+PLACE_PREFIXES = frozenset(
+    "new san santa los las st st. fort port salt kansas oklahoma el la lake key grand".split()
+)
+
+_MONTH_RE = "|".join(sorted(MONTHS, key=len, reverse=True))
+_WEEKDAY = r"(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+)?"
+_DATE_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"(?<![\d/-])(\d{4})[-/](\d{1,2})[-/](\d{1,2})(?![\d/-])"), "ymd"),
+    (re.compile(r"(?<![\d/-])(\d{1,2})[/-](\d{1,2})[/-](\d{4}|\d{2})(?![\d/-])"), "mdy"),
+    (
+        re.compile(
+            rf"\b{_WEEKDAY}({_MONTH_RE})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}})\b)?",
+            re.I,
+        ),
+        "Mdy",
+    ),
+    (
+        re.compile(
+            rf"\b{_WEEKDAY}(?:the\s+)?(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_RE})\b\.?"
+            r"(?:,?\s+(\d{4})\b)?",
+            re.I,
+        ),
+        "dMy",
+    ),
+)
+_NUMBER = re.compile(
+    r"(?P<cur>\$\s?)?(?<![\w.,])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+    r"(?P<ord>st|nd|rd|th)?"
+    r"(?:\s?(?P<suf>k|K|m|M|million|thousand|mil)(?![a-zA-Z]))?"
+    r"(?P<cur2>\s?(?:dollars|usd|USD|bucks)\b|\$)?"
+)
+_WORD_NUMBER = re.compile(
+    r"\b(" + "|".join(sorted([*NUMBER_WORDS, *ORDINAL_WORDS], key=len, reverse=True)) + r")\b",
+    re.I,
+)
+_CAP_TOKEN = re.compile(r"(?<![A-Za-z])[A-Z][A-Za-z'’]*(?:[.-][A-Za-z]+)*\.?")
+_TOKEN = re.compile(r"[a-z]+|\d+(?:\.\d+)?")
+
+
+@dataclass(frozen=True)
+class Entity:
+    """A value found in text. ``value``: float (number), (month, day, year) (date), str (place)."""
+
+    kind: str
+    value: Any
+    start: int
+    end: int
+    text: str
+    money: bool = False
+    ordinal: bool = False
+
+
+def stem(word: str) -> str:
+    """A crude stem so that 'bedrooms'/'bedroom' and 'nights'/'night' share cues."""
+    word = word.lower()
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us")):
+        return word[:-1]
+    return word
+
+
+def tokens(text: str) -> list[tuple[str, int, int]]:
+    """Lower-cased word and number tokens with their spans ('3br' -> '3', 'br')."""
+    return [(m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text.lower())]
+
+
+def _valid_date(month: int, day: int, year: int) -> bool:
+    return 1 <= month <= 12 and 1 <= day <= 31 and 1900 <= year <= 2100
+
+
+def _dates(text: str) -> list[Entity]:
+    found: list[Entity] = []
+    taken: list[tuple[int, int]] = []
+    for pattern, order in _DATE_PATTERNS:
+        for m in pattern.finditer(text):
+            if any(m.start() < end and start < m.end() for start, end in taken):
+                continue
+            a, b, c = m.group(1), m.group(2), m.group(3)
+            if order == "ymd":
+                y, mo, d = int(a), int(b), int(c)
+            elif order == "mdy":
+                mo, d, y = int(a), int(b), int(c)
+                y = y + 2000 if y < 100 else y
+            elif order == "Mdy":
+                mo, d, y = MONTHS[a.lower()], int(b), int(c) if c else 0
+            else:
+                d, mo, y = int(a), MONTHS[b.lower()], int(c) if c else 0
+            if not _valid_date(mo, d, y or 2000):
+                continue
+            if order in ("Mdy", "dMy") and not c and a.lower() in ("may", "mar", "jun", "sep"):
+                continue  # 'may 3' without a year is too often the verb or a plain word
+            taken.append((m.start(), m.end()))
+            found.append(Entity("date", (mo, d, y), m.start(), m.end(), m.group()))
+    # A date written without its year borrows the year of the nearest full date.
+    full = [e for e in found if e.value[2]]
+    result = []
+    for e in found:
+        if not e.value[2]:
+            if not full:
+                continue
+            nearest = min(full, key=lambda f: abs(f.start - e.start))
+            e = Entity("date", (e.value[0], e.value[1], nearest.value[2]), e.start, e.end, e.text)
+        result.append(e)
+    return result
+
+
+def parse_number(text: str) -> float | None:
+    """'$1,250,000' -> 1250000.0, '1.25M' -> 1250000.0, '850k' -> 850000.0, 'six' -> 6.0."""
+    text = text.strip()
+    word = text.lower()
+    if word in NUMBER_WORDS:
+        return float(NUMBER_WORDS[word])
+    if word in ORDINAL_WORDS:
+        return float(ORDINAL_WORDS[word])
+    m = _NUMBER.fullmatch(text)
+    if m is None:
+        return None
+    return _number_value(m)
+
+
+def _number_value(m: re.Match[str]) -> float:
+    value = float(m.group("num").replace(",", ""))
+    suffix = (m.group("suf") or "").lower()
+    if suffix in ("k", "thousand"):
+        value *= 1_000
+    elif suffix in ("m", "million", "mil"):
+        value *= 1_000_000
+    return round(value, 6)
+
+
+def _numbers(text: str, taken: list[tuple[int, int]]) -> list[Entity]:
+    def free(start: int, end: int) -> bool:
+        return not any(start < e and s < end for s, e in taken)
+
+    found = []
+    for m in _NUMBER.finditer(text):
+        start = m.start("num") if m.group("cur") is None else m.start()
+        if not free(start, m.end()):
+            continue
+        money = bool(m.group("cur") or m.group("cur2"))
+        text_ = text[start : m.end()].rstrip()
+        found.append(
+            Entity("number", _number_value(m), start, start + len(text_), text_, money, bool(m.group("ord")))
+        )
+    for m in _WORD_NUMBER.finditer(text):
+        if free(m.start(), m.end()):
+            word = m.group().lower()
+            value = float(NUMBER_WORDS.get(word, ORDINAL_WORDS.get(word, 0)))
+            found.append(
+                Entity("number", value, m.start(), m.end(), m.group(), ordinal=word in ORDINAL_WORDS)
+            )
+    return found
+
+
+def _sentence_start(text: str, pos: int) -> bool:
+    before = text[:pos].rstrip()
+    return not before or before[-1] in ".!?:;-\n"
+
+
+def _overlaps(start: int, end: int, spans: Iterable[tuple[int, int]]) -> bool:
+    return any(start < e and s < end for s, e in spans)
+
+
+def _drop_word(word: str, known_words: Collection[str], at_start: bool, alone: bool) -> bool:
+    """Whether a capitalised word is ordinary English rather than part of a place name."""
+    low = word.lower().rstrip(".")
+    if low in COMMON or low in MONTHS or low in WEEKDAYS or low in NUMBER_WORDS:
+        return True
+    if low in ORDINAL_WORDS:
+        return True
+    return low in known_words and low not in PLACE_PREFIXES and (at_start or alone)
+
+
+def _places(
+    text: str, taken: list[tuple[int, int]], known_words: Collection[str], gazetteer: Iterable[str]
+) -> list[Entity]:
+    spans: list[tuple[int, int]] = list(taken)
+    found: list[Entity] = []
+    # Runs of capitalised words: 'Salt Lake City', 'St. Louis', 'Winston-Salem', 'JFK'.
+    groups: list[list[re.Match[str]]] = []
+    for m in _CAP_TOKEN.finditer(text):
+        if _overlaps(m.start(), m.end(), spans):
+            continue
+        last = groups[-1][-1] if groups else None
+        joins = last is not None and text[last.end() : m.start()] == " "
+        if joins and last is not None and last.group().endswith("."):
+            joins = last.group().lower() == "st."
+        if joins:
+            groups[-1].append(m)
+        else:
+            groups.append([m])
+    for group in groups:
+        while group and _drop_word(
+            group[0].group(), known_words, _sentence_start(text, group[0].start()), len(group) == 1
+        ):
+            group = group[1:]
+        if not group:
+            continue
+        start = group[0].start()
+        name = text[start : group[-1].end()]
+        if name.endswith(".") and not name.lower().endswith("st."):
+            name = name[:-1]
+        if len(name) >= 2:
+            found.append(Entity("place", name, start, start + len(name), name))
+            spans.append((start, start + len(name)))
+    # Known place names, matched case-insensitively (for lower-cased queries).
+    lowered = text.lower()
+    for place in sorted(set(gazetteer), key=lambda p: (-len(p), p)):
+        for m in re.finditer(rf"(?<!\w){re.escape(place.lower())}(?!\w)", lowered):
+            if not _overlaps(m.start(), m.end(), spans):
+                found.append(Entity("place", place, m.start(), m.end(), text[m.start() : m.end()]))
+                spans.append((m.start(), m.end()))
+    return found
+
+
+def extract_entities(
+    text: str, known_words: Collection[str] = (), gazetteer: Iterable[str] = ()
+) -> list[Entity]:
+    """All dates, numbers and places in ``text``, in order of position, never overlapping.
+
+    ``known_words`` are lower-case words that are not places on their own (the vocabulary of
+    the demonstrations, the API's allowed values); ``gazetteer`` lists place names to find
+    even when not capitalised.
+    """
+    if not isinstance(text, str) or not text:
+        return []
+    dates = _dates(text)
+    taken = [(e.start, e.end) for e in dates]
+    numbers = _numbers(text, taken)
+    taken += [(e.start, e.end) for e in numbers]
+    places = _places(text, taken, frozenset(known_words), gazetteer)
+    return sorted(dates + numbers + places, key=lambda e: (e.start, e.end))

@@ -1,0 +1,202 @@
+"""Compiled-code caches for restricted programs, inside a worker.
+
+RestrictedPython compilation (parse, a Python-level AST rewrite, compile) costs ~0.5 ms for a
+ten-line program: more than everything else a worker does for it. Model programs are mostly
+unique as wholes, but they are made of a few *line shapes* that differ only in literal values::
+
+    API.set_location("El Paso")          API.set_location("Denver")
+    API.set_num_beds(20)                 API.set_num_beds(3)
+
+So a program whose top-level statements are one per line runs as a sequence of per-line code
+objects, each taken from a template cache: the line with its simple literals (plain '...'/"..."
+strings, decimal ints and floats) replaced by unique placeholders, compiled once; a new line of a
+known shape gets its code by swapping the literal values into ``co_consts`` (microseconds). Any
+program this cannot handle exactly (multi-line statements, backslashes, ``global``) is compiled
+whole, as usual. An exact-source cache sits in front of both.
+
+Why this is sound:
+
+* Executing the lines one after another in one namespace is executing the program: a line that
+  compiles on its own ends outside any bracket, string or block, so it is a complete top-level
+  statement in the whole program too; the only module-wide compile-time rules (``__future__``
+  placement, ``global``/``nonlocal``) disable line mode. If any line fails alone, the whole
+  program is compiled instead, so errors are always the whole program's errors.
+* RestrictedPython's checks and rewrites look at names, attributes and structure, never at
+  constant values, so a template is rejected or accepted exactly as its originals are. A template
+  is only used if every placeholder survives compilation as exactly one whole constant; if
+  constant folding merged or dropped one, or it landed inside a comment or longer string, the
+  line is not templated. A placeholder is a whole constant only if the tokenizer saw it as a
+  whole literal token, so the original line, whose literals were checked to be valid tokens of
+  the same kind, tokenizes identically except for those values. Number placeholders are random
+  per template, so no other constant in a line can be made to coincide with one.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections import OrderedDict
+from types import CodeType
+from typing import Any
+
+from toolbench.sandbox.policy import compile_program
+
+Codes = tuple[CodeType, ...]
+Compiled = tuple[Codes | None, str | None]  # (code objects to run in order, None) or (None, error)
+
+_MARK = "\ue000"  # private-use character: placeholder strings are _MARK + index + _MARK
+_NO_LINE_MODE = ("\\", _MARK, "__future__", "global", "nonlocal")
+_LITERAL = re.compile(
+    r"""(?<![\w'"])"([^"\n\r]*)"(?!["'\w])"""
+    r"""|(?<![\w'"])'([^'\n\r]*)'(?!["'\w])"""
+    r"""|(?<![\w.'"])((?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,15})?)(?![\w.'"])"""
+)
+
+
+class _Template:
+    __slots__ = ("code", "keys")
+
+    def __init__(self, code: CodeType, keys: list[tuple[type, Any]]) -> None:
+        self.code = code
+        self.keys = keys  # placeholder (type, value) per literal, in source order
+
+
+def _split(line: str) -> tuple[str, list[Any]]:
+    """(line with literals replaced by placeholder markers, the literal values in order).
+
+    Markers name only the literal's kind and position (``"<mark>3<mark>"``, ``#3i``, ``#3f``), so
+    lines of one shape share a key; the real placeholders are chosen when a template is built.
+    """
+    values: list[Any] = []
+
+    def replace(match: re.Match[str]) -> str:
+        double, single, number = match.groups()
+        index = len(values)
+        if number is not None:
+            is_float = "." in number
+            values.append(float(number) if is_float else int(number))
+            return f"#{index}{'f' if is_float else 'i'}#"
+        text = double if double is not None else single
+        if not text.isprintable():  # control characters, surrogates: left to the compiler
+            return match.group(0)
+        values.append(text)
+        return f'"{_MARK}{index}{_MARK}"'
+
+    return _LITERAL.sub(replace, line), values
+
+
+def _build(key: str) -> _Template | None:
+    """Compile a line shape with fresh placeholders; None if it cannot be used as a template."""
+    keys: list[tuple[type, Any]] = []
+    used: set[Any] = set()
+
+    def fill(match: re.Match[str]) -> str:
+        index, kind = match.group(1), match.group(2)
+        while True:
+            if kind == "i":
+                value: Any = secrets.randbits(62) | (1 << 62)  # 19 digits: never a literal we swap
+            else:
+                value = 1.0 + secrets.randbits(52) / (1 << 52)  # repr round-trips exactly
+            if value not in used:
+                break
+        used.add(value)
+        keys.append((type(value), value))
+        assert int(index) == len(keys) - 1
+        return repr(value)
+
+    # String markers are already their own placeholders: no source line can contain _MARK.
+    def mark(match: re.Match[str]) -> str:
+        keys.append((str, match.group(1)))
+        return f'"{match.group(1)}"'
+
+    source = re.sub(
+        rf"#(\d+)([if])#|\"({_MARK}\d+{_MARK})\"",
+        lambda m: fill(m) if m.group(1) else mark(re.match(r"(.*)", m.group(3))),  # type: ignore[arg-type]
+        key,
+    )
+    code, _ = compile_program(source)
+    if code is None:
+        return None
+    seen = dict.fromkeys(keys, 0)
+    _walk(code, None, seen)
+    if any(count != 1 for count in seen.values()):
+        return None
+    return _Template(code, keys)
+
+
+def _walk(value: Any, swap: dict[tuple[type, Any], Any] | None, seen: dict[Any, int]) -> Any:
+    """Count placeholder constants (``seen``) or replace them (``swap``), recursively."""
+    kind = type(value)
+    if kind is CodeType:
+        consts = tuple(_walk(item, swap, seen) for item in value.co_consts)
+        return value.replace(co_consts=consts) if swap is not None else value
+    if kind is tuple or kind is frozenset:
+        items = [_walk(item, swap, seen) for item in value]
+        return kind(items) if swap is not None else value
+    if kind is str or kind is int or kind is float:
+        key = (kind, value)
+        if swap is not None:
+            return swap.get(key, value)
+        if key in seen:
+            seen[key] += 1
+    return value
+
+
+class CodeCache:
+    """Exact-source LRU in front of per-line templates in front of ``compile_program``."""
+
+    def __init__(self, size: int = 512, templates: int = 4096, max_source: int = 20_000) -> None:
+        self.size = size
+        self.template_size = templates
+        self.max_source = max_source  # longer programs are compiled every time, never cached
+        self.exact: OrderedDict[str, Compiled] = OrderedDict()
+        self.templates: OrderedDict[str, _Template | None] = OrderedDict()
+
+    def get(self, source: str) -> Compiled:
+        cached = self.exact.get(source)
+        if cached is not None:
+            self.exact.move_to_end(source)
+            return cached
+        if len(source) > self.max_source:
+            return _whole(source)
+        compiled = self._by_lines(source) or _whole(source)
+        self.exact[source] = compiled
+        if len(self.exact) > self.size:
+            self.exact.popitem(last=False)
+        return compiled
+
+    def _by_lines(self, source: str) -> Compiled | None:
+        if any(word in source for word in _NO_LINE_MODE):
+            return None
+        codes = []
+        for line in source.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+            stripped = line.strip()
+            if not stripped or stripped.startswith("#"):
+                continue
+            code = self._line(line)
+            if code is None:
+                return None
+            codes.append(code)
+        return tuple(codes), None
+
+    def _line(self, line: str) -> CodeType | None:
+        key, values = _split(line)
+        if key in self.templates:
+            self.templates.move_to_end(key)
+            template = self.templates[key]
+        else:
+            template = _build(key)
+            self.templates[key] = template
+            if len(self.templates) > self.template_size:
+                self.templates.popitem(last=False)
+        if template is None:
+            return None
+        if not values:
+            return template.code
+        result: CodeType = _walk(template.code, dict(zip(template.keys, values)), {})
+        return result
+
+
+def _whole(source: str) -> Compiled:
+    code, error = compile_program(source)
+    return ((code,), None) if code is not None else (None, error)

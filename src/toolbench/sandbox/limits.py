@@ -1,0 +1,31 @@
+"""Resource limits for one sandboxed program.
+
+They are plain data because the parent hands them to each worker process at start: the memory
+and file limits are kernel rlimits set once per worker, the CPU limit is a per-program timer in
+the worker, and the wall-clock limit is enforced twice (a timer in the worker for programs stuck
+in Python code, and a kill from the parent for programs stuck in C code or in a dead worker).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Limits:
+    wall_s: float = 2.0  # per program, enforced by the parent (kill + replace the worker)
+    cpu_s: float = 2.0  # per program
+    memory_mb: int = 768  # address-space limit of a worker (RLIMIT_AS), set once at worker start
+    max_output_bytes: int = 65536  # cap on serialized state and on captured print output
+
+    def __post_init__(self) -> None:
+        for name in ("wall_s", "cpu_s"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+                raise ValueError(f"Limits.{name} must be a positive number of seconds")
+        # Below ~64 MB a Python interpreter cannot even import the simulators.
+        if not isinstance(self.memory_mb, int) or self.memory_mb < 64:
+            raise ValueError("Limits.memory_mb must be an integer >= 64")
+        if not isinstance(self.max_output_bytes, int) or self.max_output_bytes < 1024:
+            raise ValueError("Limits.max_output_bytes must be an integer >= 1024")

@@ -1,0 +1,42 @@
+"""Shared fixtures: every test gets its own cache dir and runs dir, never the user's."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolbench.cli import main
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOOLBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+
+
+CliResult = tuple[int, str, str]
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., CliResult]:
+    """Run the toolbench CLI in-process: (exit code, stdout, stderr)."""
+
+    def run(*args: str) -> CliResult:
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse exits for usage errors
+            code = int(exc.code or 0)
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+def read_run(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    info = json.loads((folder / "run.json").read_text())
+    lines = (folder / "samples.jsonl").read_text().splitlines()
+    return info, [json.loads(line) for line in lines]

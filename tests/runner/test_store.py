@@ -1,0 +1,51 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from toolbench.errors import UserError
+from toolbench.runner.store import ATTEMPTS_FILE, SAMPLES_FILE, RunStore, read_records
+
+
+def _record(sample_id: str, status: str = "scored", epoch: int = 0) -> dict:
+    return {"task": "t", "id": sample_id, "epoch": epoch, "status": status, "success": True}
+
+
+def test_append_is_flushed_immediately(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    store.write_info({"fingerprint": "abc"})
+    store.append(_record("0"))
+    # Readable by another reader before close: a kill -9 now would keep it.
+    assert read_records(tmp_path) == [_record("0")]
+    store.close()
+
+
+def test_torn_last_line_is_cut_on_resume(tmp_path: Path) -> None:
+    path = tmp_path / SAMPLES_FILE
+    path.write_text(json.dumps(_record("0")) + "\n" + '{"task": "t", "id": "1", "ep')
+    store = RunStore(tmp_path)
+    done = store.prepare_resume()
+    assert list(done) == [("t", "0", 0)]
+    assert path.read_text().endswith("\n")
+    store.append(_record("1"))
+    store.close()
+    assert [r["id"] for r in read_records(tmp_path)] == ["0", "1"]
+
+
+def test_infra_errors_are_moved_aside_for_retry(tmp_path: Path) -> None:
+    path = tmp_path / SAMPLES_FILE
+    lines = [_record("0"), _record("1", "infra_error"), _record("2", "model_error")]
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    done = RunStore(tmp_path).prepare_resume()
+    assert set(done) == {("t", "0", 0), ("t", "2", 0)}
+    assert [r["id"] for r in read_records(tmp_path)] == ["0", "2"]
+    attempts = (tmp_path / ATTEMPTS_FILE).read_text().splitlines()
+    assert json.loads(attempts[0])["id"] == "1"
+
+
+def test_fingerprint_mismatch_is_refused(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    store.write_info({"fingerprint": "aaa"})
+    store.check_fingerprint("aaa")
+    with pytest.raises(UserError, match="different configuration"):
+        store.check_fingerprint("bbb")
