@@ -16,6 +16,9 @@ from toolbench.runner.run import RunResult, execute, prompt_config_for
 from toolbench.sandbox.pool import SandboxPool
 from toolbench.tasks.registry import get_task, parse_task_list
 
+# A finished run whose infra errors remain (rerun the same command to retry them).
+EXIT_INCOMPLETE = 3
+
 
 def command_run(args: argparse.Namespace, console: Console, default_cache: Path) -> int:
     tasks = parse_task_list(args.tasks)  # fail fast on unknown names, before anything else
@@ -59,7 +62,7 @@ def command_run(args: argparse.Namespace, console: Console, default_cache: Path)
         sandbox_workers=args.sandbox_workers,
     )
     print_summary(result, console)
-    return 0
+    return EXIT_INCOMPLETE if result.info["status"] == "incomplete" else 0
 
 
 def print_summary(result: RunResult, console: Console) -> None:

@@ -1,9 +1,12 @@
 """A persistent response cache, so reruns and resumed runs never pay for the same answer twice.
 
-SQLite in WAL mode lets several evaluation processes share one cache file: readers never block,
-and a writer waits up to ``busy_timeout`` for another. Within a process, one connection is used
-from worker threads (``asyncio.to_thread``) behind a lock, so a slow disk never stalls the event
-loop. Identical requests that are in flight at the same time share one model call.
+SQLite in WAL mode lets several evaluation processes share one cache file: readers never wait
+for writers, and a writer waits up to ``busy_timeout`` for another. Each thread has its own
+connection. Lookups run directly on the event loop: a WAL point read takes microseconds and
+never waits for a lock, while a thread hop would cost more than the read. Writes can wait (for
+another process's transaction), so they are queued and written in batches from a worker thread
+(``asyncio.to_thread``); queued rows are served from memory until written. Identical requests
+in flight at the same time share one model call.
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ class CachedModel:
 
     ``hits`` counts answers not produced by the model (stored rows and shared in-flight calls);
     ``misses`` counts model calls. A hit carries ``cached=True`` and the lookup's own latency.
+    Call ``aclose()`` (or ``flush()``) before exiting so that queued rows reach the disk.
     """
 
     def __init__(self, inner: Model, path: Path, base_url: str | None = None) -> None:
@@ -71,39 +75,61 @@ class CachedModel:
         self.base_url = base_url if base_url is not None else getattr(inner, "base_url", None)
         self.hits = 0
         self.misses = 0
-        self._lock = threading.Lock()
         self._inflight: dict[str, asyncio.Future[Generation]] = {}
+        self._unwritten: dict[str, Generation] = {}  # stored but not yet on disk
+        self._write_queue: list[tuple[str, Generation]] = []
+        self._flusher: asyncio.Task[None] | None = None
+        self._read_lock = threading.Lock()
+        self._write_lock = threading.Lock()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn: sqlite3.Connection | None = sqlite3.connect(
+        self._writer: sqlite3.Connection | None = self._connect()
+        self._writer.execute("PRAGMA journal_mode = WAL")  # persistent: set once per file
+        self._writer.execute(_SCHEMA)
+        self._reader: sqlite3.Connection | None = self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        # check_same_thread=False because the connection is created here but used from the
+        # loop thread (reader) or a worker thread (writer); the locks serialise each one.
+        conn = sqlite3.connect(
             self.path, timeout=30.0, isolation_level=None, check_same_thread=False
         )
-        self._conn.execute("PRAGMA busy_timeout = 30000")
-        self._conn.execute("PRAGMA journal_mode = WAL")
-        self._conn.execute("PRAGMA synchronous = NORMAL")
-        self._conn.execute(_SCHEMA)
+        conn.execute("PRAGMA busy_timeout = 30000")
+        conn.execute("PRAGMA synchronous = NORMAL")  # durable enough for a cache in WAL mode
+        return conn
 
     def journal_mode(self) -> str:
         """The database's journal mode (``"wal"``), for tests and diagnostics."""
-        with self._lock:
-            row = self._connection().execute("PRAGMA journal_mode").fetchone()
+        with self._read_lock:
+            row = self._open(self._reader).execute("PRAGMA journal_mode").fetchone()
         return str(row[0])
 
-    def _connection(self) -> sqlite3.Connection:
-        if self._conn is None:
+    @staticmethod
+    def _open(conn: sqlite3.Connection | None) -> sqlite3.Connection:
+        if conn is None:
             raise RuntimeError("cache is closed")
-        return self._conn
+        return conn
 
-    def _get(self, key: str) -> Generation | None:
-        with self._lock:
-            row = (
-                self._connection()
-                .execute(
-                    "SELECT text, prompt_tokens, completion_tokens, finish_reason, tool_calls"
-                    " FROM responses WHERE key = ?",
-                    (key,),
+    # ---- reading ----
+
+    def _lookup(self, key: str) -> Generation | None:
+        queued = self._unwritten.get(key)
+        if queued is not None:
+            return replace(queued, cached=True)
+        try:
+            with self._read_lock:
+                row = (
+                    self._open(self._reader)
+                    .execute(
+                        "SELECT text, prompt_tokens, completion_tokens, finish_reason, tool_calls"
+                        " FROM responses WHERE key = ?",
+                        (key,),
+                    )
+                    .fetchone()
                 )
-                .fetchone()
-            )
+        except sqlite3.Error as error:
+            # A broken cache must not fail the run: the model can still answer.
+            log.warning("response cache %s: lookup failed (%s); calling the model", self.path, error)
+            return None
         if row is None:
             return None
         text, prompt_tokens, completion_tokens, finish_reason, tool_calls = row
@@ -116,36 +142,68 @@ class CachedModel:
             tool_calls=json.loads(tool_calls),
         )
 
-    def _put(self, key: str, generation: Generation) -> None:
-        values: tuple[Any, ...] = (
-            key,
-            self.name,
-            generation.text,
-            generation.prompt_tokens,
-            generation.completion_tokens,
-            generation.latency_s,
-            generation.finish_reason,
-            json.dumps(generation.tool_calls),
-            time.time(),
-        )
-        with self._lock:
-            self._connection().execute(
-                "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", values
+    # ---- writing ----
+
+    def _write(self, rows: list[tuple[str, Generation]]) -> None:
+        now = time.time()
+        values = [
+            (
+                key,
+                self.name,
+                g.text,
+                g.prompt_tokens,
+                g.completion_tokens,
+                g.latency_s,
+                g.finish_reason,
+                json.dumps(g.tool_calls),
+                now,
             )
+            for key, g in rows
+        ]
+        with self._write_lock:
+            conn = self._open(self._writer)
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", values
+                )
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
 
-    async def _lookup(self, key: str) -> Generation | None:
+    def _write_queued(self, rows: list[tuple[str, Generation]]) -> None:
         try:
-            return await asyncio.to_thread(self._get, key)
-        except sqlite3.Error as error:
-            # A broken cache must not fail the run: the model can still answer.
-            log.warning("response cache %s: lookup failed (%s); calling the model", self.path, error)
-            return None
-
-    async def _store(self, key: str, generation: Generation) -> None:
-        try:
-            await asyncio.to_thread(self._put, key, generation)
+            self._write(rows)
         except sqlite3.Error as error:
             log.warning("response cache %s: store failed (%s)", self.path, error)
+        finally:
+            for key, _ in rows:
+                self._unwritten.pop(key, None)
+
+    async def _flush_queue(self) -> None:
+        while self._write_queue:
+            rows, self._write_queue = self._write_queue, []
+            await asyncio.to_thread(self._write_queued, rows)
+
+    def _store(self, key: str, generation: Generation) -> None:
+        self._unwritten[key] = generation
+        self._write_queue.append((key, generation))
+        loop = asyncio.get_running_loop()
+        flusher = self._flusher
+        if flusher is None or flusher.done() or flusher.get_loop() is not loop:
+            self._flusher = loop.create_task(self._flush_queue())
+
+    async def flush(self) -> None:
+        """Wait until every stored answer is on disk."""
+        flusher = self._flusher
+        if flusher is not None and flusher.get_loop() is asyncio.get_running_loop():
+            await flusher
+        if self._write_queue:
+            rows, self._write_queue = self._write_queue, []
+            await asyncio.to_thread(self._write_queued, rows)
+
+    # ---- the model interface ----
 
     async def _join(self, key: str, start: float) -> Generation | None:
         """Wait for an identical in-flight call; None if there is none or its caller gave up."""
@@ -166,23 +224,17 @@ class CachedModel:
         joined = await self._join(key, start)
         if joined is not None:
             return joined
-        stored = await self._lookup(key)
+        stored = self._lookup(key)
         if stored is not None:
             self.hits += 1
             stored.latency_s = time.perf_counter() - start
             return stored
-        joined = await self._join(key, start)  # someone may have started while we looked
-        if joined is not None:
-            return joined
-        return await self._call(key, request)
-
-    async def _call(self, key: str, request: GenerationRequest) -> Generation:
+        # No await between the lookup and registering the call: no duplicate can slip in.
         future: asyncio.Future[Generation] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         self.misses += 1
         try:
             generation = await self.inner.generate(request)
-            await self._store(key, generation)
         except Exception as error:
             future.set_exception(error)
             future.exception()  # mark retrieved: nobody may be waiting
@@ -191,6 +243,7 @@ class CachedModel:
             future.cancel()
             raise
         else:
+            self._store(key, generation)
             future.set_result(generation)
             return generation
         finally:
@@ -200,7 +253,9 @@ class CachedModel:
         try:
             await self.inner.aclose()
         finally:
-            with self._lock:
-                if self._conn is not None:
-                    self._conn.close()
-                    self._conn = None
+            await self.flush()
+            with self._write_lock, self._read_lock:
+                for conn in (self._writer, self._reader):
+                    if conn is not None:
+                        conn.close()
+                self._writer = self._reader = None

@@ -23,21 +23,19 @@ import os
 import resource
 import signal
 import warnings
-from collections import OrderedDict
 from collections.abc import Callable
 from multiprocessing.connection import Connection
-from types import CodeType, FrameType
+from types import FrameType
 from typing import Any
 
 from toolbench.sandbox import policy
+from toolbench.sandbox.codecache import CodeCache
 from toolbench.sandbox.limits import Limits
 
 READY = b"r"
 LOADING = b"l"  # importing a factory's module: the parent allows extra time
 IMPORTED = b"i"
 FAILED = b"E"  # startup failure; the rest of the message says why
-_CODE_CACHE_SIZE = 512
-_CODE_CACHE_MAX_SOURCE = 20_000  # longer programs are compiled every time, never cached
 _REFIRE_S = 0.05  # how soon an expired timer fires again if the program caught the first one
 _MAX_DEPTH = 64  # nesting depth of a state the slow serializer still walks
 _ENV_KEEP = {"LANG", "LC_ALL", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE", "PYTHONIOENCODING"}
@@ -154,7 +152,7 @@ class Worker:
         self.conn = conn
         self.limits = limits
         self.factories: dict[str, Callable[[], Any]] = {}
-        self.code_cache: OrderedDict[str, tuple[CodeType | None, str | None]] = OrderedDict()
+        self.code = CodeCache()
         _harden(limits)
         self.timers = _Timers(limits)
         # Collect cycles only where we choose: at the end of each program, under its timers,
@@ -210,12 +208,13 @@ class Worker:
         snapshot: Callable[[], Any],
         output: policy.OutputBuffer,
     ) -> tuple[str, str | None, str]:
-        code, error = self._compile(source)
-        if code is None:
+        codes, error = self.code.get(source)
+        if codes is None:
             return "rejected", error, ""
         scope = policy.make_globals(namespace, allowed, output)
         try:
-            exec(code, scope)
+            for code in codes:
+                exec(code, scope)
         except MemoryError:
             scope.clear()  # free the program's memory before doing anything else
             return "memory", self._memory_message(), ""
@@ -243,18 +242,6 @@ class Worker:
 
     def _memory_message(self) -> str:
         return f"MemoryError: program exceeded the {self.limits.memory_mb} MB memory limit"
-
-    def _compile(self, source: str) -> tuple[CodeType | None, str | None]:
-        cached = self.code_cache.get(source)
-        if cached is not None:
-            self.code_cache.move_to_end(source)
-            return cached
-        compiled = policy.compile_program(source)
-        if len(source) <= _CODE_CACHE_MAX_SOURCE:
-            self.code_cache[source] = compiled
-            if len(self.code_cache) > _CODE_CACHE_SIZE:
-                self.code_cache.popitem(last=False)
-        return compiled
 
     def _load_factory(self, ref: str) -> Callable[[], Any]:
         module_name, _, qualname = ref.partition(":")

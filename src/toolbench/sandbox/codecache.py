@@ -44,13 +44,15 @@ from toolbench.sandbox.policy import compile_program
 Codes = tuple[CodeType, ...]
 Compiled = tuple[Codes | None, str | None]  # (code objects to run in order, None) or (None, error)
 
-_MARK = "\ue000"  # private-use character: placeholder strings are _MARK + index + _MARK
+_MARK = "\ue000"  # private-use character; line mode is off for sources containing it
 _NO_LINE_MODE = ("\\", _MARK, "__future__", "global", "nonlocal")
 _LITERAL = re.compile(
-    r"""(?<![\w'"])"([^"\n\r]*)"(?!["'\w])"""
-    r"""|(?<![\w'"])'([^'\n\r]*)'(?!["'\w])"""
+    r"""(?<![\w'"])"([^"\\\n\r]*)"(?!["'\w])"""
+    r"""|(?<![\w'"])'([^'\\\n\r]*)'(?!["'\w])"""
     r"""|(?<![\w.'"])((?:0|[1-9][0-9]{0,14})(?:\.[0-9]{1,15})?)(?![\w.'"])"""
+    r"""|#.*"""  # a comment (a '#' inside a string we did not match breaks the template)
 )
+_MARKER = re.compile(f"{_MARK}(\\d+)([if]?){_MARK}")
 
 
 class _Template:
@@ -62,22 +64,26 @@ class _Template:
 
 
 def _split(line: str) -> tuple[str, list[Any]]:
-    """(line with literals replaced by placeholder markers, the literal values in order).
+    """(the line's shape, its literal values in order).
 
-    Markers name only the literal's kind and position (``"<mark>3<mark>"``, ``#3i``, ``#3f``), so
-    lines of one shape share a key; the real placeholders are chosen when a template is built.
+    The shape has each literal replaced by a marker naming its position and kind: a string
+    becomes the string ``"<mark>3<mark>"`` (already a placeholder: no line can contain the mark),
+    a number becomes ``<mark>3i<mark>`` or ``<mark>3f<mark>`` (given a random value when the
+    template is built).
     """
     values: list[Any] = []
 
     def replace(match: re.Match[str]) -> str:
         double, single, number = match.groups()
         index = len(values)
+        if double is None and single is None and number is None:
+            return ""  # comment
         if number is not None:
             is_float = "." in number
             values.append(float(number) if is_float else int(number))
-            return f"#{index}{'f' if is_float else 'i'}#"
+            return f"{_MARK}{index}{'f' if is_float else 'i'}{_MARK}"
         text = double if double is not None else single
-        if not text.isprintable():  # control characters, surrogates: left to the compiler
+        if not text.isprintable():  # tabs, control characters, surrogates: left as they are
             return match.group(0)
         values.append(text)
         return f'"{_MARK}{index}{_MARK}"'
@@ -85,41 +91,36 @@ def _split(line: str) -> tuple[str, list[Any]]:
     return _LITERAL.sub(replace, line), values
 
 
-def _build(key: str) -> _Template | None:
-    """Compile a line shape with fresh placeholders; None if it cannot be used as a template."""
+def _placeholder(kind: str, used: set[Any]) -> Any:
+    while True:
+        if kind == "i":
+            value: Any = secrets.randbits(62) | (1 << 62)  # 19 digits: never a swapped literal
+        else:
+            value = 1.0 + secrets.randbits(52) / (1 << 52)  # exact; repr() round-trips
+        if value not in used:
+            used.add(value)
+            return value
+
+
+def _build(shape: str) -> _Template | None:
+    """Compile a line shape with placeholders; None if it cannot serve as a template."""
     keys: list[tuple[type, Any]] = []
     used: set[Any] = set()
 
     def fill(match: re.Match[str]) -> str:
-        index, kind = match.group(1), match.group(2)
-        while True:
-            if kind == "i":
-                value: Any = secrets.randbits(62) | (1 << 62)  # 19 digits: never a literal we swap
-            else:
-                value = 1.0 + secrets.randbits(52) / (1 << 52)  # repr round-trips exactly
-            if value not in used:
-                break
-        used.add(value)
+        if not match.group(2):  # a string marker: its text is the placeholder value
+            keys.append((str, match.group(0)))
+            return match.group(0)
+        value = _placeholder(match.group(2), used)
         keys.append((type(value), value))
-        assert int(index) == len(keys) - 1
         return repr(value)
 
-    # String markers are already their own placeholders: no source line can contain _MARK.
-    def mark(match: re.Match[str]) -> str:
-        keys.append((str, match.group(1)))
-        return f'"{match.group(1)}"'
-
-    source = re.sub(
-        rf"#(\d+)([if])#|\"({_MARK}\d+{_MARK})\"",
-        lambda m: fill(m) if m.group(1) else mark(re.match(r"(.*)", m.group(3))),  # type: ignore[arg-type]
-        key,
-    )
-    code, _ = compile_program(source)
+    code, _ = compile_program(_MARKER.sub(fill, shape))
     if code is None:
         return None
     seen = dict.fromkeys(keys, 0)
     _walk(code, None, seen)
-    if any(count != 1 for count in seen.values()):
+    if len(seen) != len(keys) or any(count != 1 for count in seen.values()):
         return None
     return _Template(code, keys)
 
@@ -180,13 +181,13 @@ class CodeCache:
         return tuple(codes), None
 
     def _line(self, line: str) -> CodeType | None:
-        key, values = _split(line)
-        if key in self.templates:
-            self.templates.move_to_end(key)
-            template = self.templates[key]
+        shape, values = _split(line)
+        if shape in self.templates:
+            self.templates.move_to_end(shape)
+            template = self.templates[shape]
         else:
-            template = _build(key)
-            self.templates[key] = template
+            template = _build(shape)
+            self.templates[shape] = template
             if len(self.templates) > self.template_size:
                 self.templates.popitem(last=False)
         if template is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -53,5 +54,6 @@ def mean_metrics(outcomes: Sequence[Outcome], names: Sequence[str]) -> dict[str,
             values = [1.0 if o.status is Status.MODEL_ERROR else 0.0 for o in counted]
         else:
             values = [float(o.metrics.get(name, 0.0)) for o in counted]
-        result[name] = sum(values) / len(values)
+        # fsum is exactly rounded, so the result does not depend on completion order.
+        result[name] = math.fsum(values) / len(values)
     return result
