@@ -131,20 +131,22 @@ def _words(text: str) -> list[str]:
     return [stem(w) for w, _, _ in tokens(text)]
 
 
-def _surface_match(value: str, query_words: list[str]) -> float:
-    """How strongly a choice value is named in the query: 1 full, 0.6 by its head word, else 0."""
+def _first_match(value: str, query_words: list[str]) -> int:
+    """Index where all words of ``value`` occur in a row in the query (prefixes allowed), or -1."""
     want = _words(value)
-    if not want:
-        return 0.0
-    n = len(want)
-    for i in range(len(query_words) - n + 1):
-        window = query_words[i : i + n]
+    for i in range(len(query_words) - len(want) + 1 if want else 0):
+        window = query_words[i : i + len(want)]
         if all(q == w or (len(w) >= 4 and q.startswith(w)) for q, w in zip(window, want)):
-            return 1.0
-    head = want[0]
-    if n > 1 and len(head) >= 4 and head in query_words:
-        return 0.6
-    return 0.0
+            return i
+    return -1
+
+
+def _surface_match(value: str, query_words: list[str]) -> float:
+    """How strongly a choice value is named in the query: 1 in full, 0.6 by its head word."""
+    if _first_match(value, query_words) >= 0:
+        return 1.0
+    want = _words(value)
+    return 0.6 if len(want) > 1 and len(want[0]) >= 4 and want[0] in query_words else 0.0
 
 
 def _stream(query: str, entities: list[Entity]) -> list[tuple[str, int]]:
@@ -226,7 +228,8 @@ class Learner:
         allowed: dict[str, list[str]] = {}
         for doc in functions:
             description = " ".join(line for line in doc.text.splitlines() if line.startswith("#"))
-            values = [a or b for a, b in re.findall(r"'([^']+)'|\"([^\"]+)\"", description)]
+            quoted = r"(?<![A-Za-z])(?:'([^']+)'|\"([^\"]+)\")(?![A-Za-z])"
+            values = [a or b for a, b in re.findall(quoted, description)]
             values = [v for v in dict.fromkeys(values) if not re.search(r"[(.=]", v)]
             if len(values) >= 2:
                 allowed[doc.name] = values

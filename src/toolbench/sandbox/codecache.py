@@ -152,6 +152,7 @@ class CodeCache:
         self.max_source = max_source  # longer programs are compiled every time, never cached
         self.exact: OrderedDict[str, Compiled] = OrderedDict()
         self.templates: OrderedDict[str, _Template | None] = OrderedDict()
+        self.lines: OrderedDict[str, CodeType] = OrderedDict()  # exact lines ("API.search()")
 
     def get(self, source: str) -> Compiled:
         cached = self.exact.get(source)
@@ -181,6 +182,18 @@ class CodeCache:
         return tuple(codes), None
 
     def _line(self, line: str) -> CodeType | None:
+        code = self.lines.get(line)
+        if code is not None:
+            self.lines.move_to_end(line)
+            return code
+        code = self._line_from_template(line)
+        if code is not None:
+            self.lines[line] = code
+            if len(self.lines) > self.template_size:
+                self.lines.popitem(last=False)
+        return code
+
+    def _line_from_template(self, line: str) -> CodeType | None:
         shape, values = _split(line)
         if shape in self.templates:
             self.templates.move_to_end(shape)

@@ -16,8 +16,8 @@ FUNCTIONS: dict[str, str] = {
         "API.select_booking_type(booking_type: str)"
     ),
     "select_transportation": (
-        "# Choose how to travel: 'flight', 'train', 'bus' or 'cruise'. Required when booking "
-        "'trip tickets' or 'both'.\n"
+        "# Choose how to travel: 'flight', 'train', 'bus' or 'cruise'. Required whenever tickets "
+        "are booked.\n"
         "API.select_transportation(transportation_type: str)"
     ),
     "set_origin": (
@@ -29,26 +29,26 @@ FUNCTIONS: dict[str, str] = {
         "API.set_destination(value: Loc)"
     ),
     "set_departure_date": (
-        "# Day of the outbound trip, given as a Date object. Required for 'trip tickets'; for "
-        "'both' it defaults to the check-in date.\n"
+        "# Day of the outbound trip, given as a Date object. Required for tickets only; when "
+        "tickets and a hotel are booked together it defaults to the check-in date.\n"
         "API.set_departure_date(value: Date)"
     ),
     "set_return_date": (
-        "# Day of the trip back, given as a Date object; leave it out for one-way tickets. For "
-        "'both' it defaults to the check-out date.\n"
+        "# Day of the trip back, given as a Date object; leave it out for one-way tickets. When "
+        "tickets and a hotel are booked together it defaults to the check-out date.\n"
         "API.set_return_date(value: Date)"
     ),
     "set_hotel_location": (
-        "# City to find a hotel in, given as a Loc object. Required for 'hotels' and 'both'.\n"
+        "# City to find a hotel in, given as a Loc object. Required whenever a hotel is booked.\n"
         "API.set_hotel_location(value: Loc)"
     ),
     "set_checkin_date": (
-        "# Hotel arrival day, given as a Date object. Required for 'hotels' and 'both'.\n"
+        "# Hotel arrival day, given as a Date object. Required whenever a hotel is booked.\n"
         "API.set_checkin_date(value: Date)"
     ),
     "set_checkout_date": (
-        "# Hotel departure day, given as a Date object, after the check-in date. Required for "
-        "'hotels' and 'both'.\n"
+        "# Hotel departure day, given as a Date object, after the check-in date. Required "
+        "whenever a hotel is booked.\n"
         "API.set_checkout_date(value: Date)"
     ),
     "set_num_rooms": (
