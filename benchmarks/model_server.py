@@ -21,10 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fakeserver import FakeOpenAIServer
-
+from tests.fakeserver import FakeOpenAIServer
 from toolbench.models.base import ModelOptions
 from toolbench.models.cache import CachedModel
 from toolbench.models.spec import make_model

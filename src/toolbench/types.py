@@ -74,8 +74,12 @@ class GenerationRequest:
     context: TaskContext | None = None
 
     def cache_payload(self) -> dict[str, Any]:
-        """The parts of the request that can change a real model's answer."""
+        """The parts of the request that can change a real model's answer.
+
+        The epoch is part of it: each epoch is a fresh draw from the model, not a cache hit.
+        """
         return {
+            "epoch": self.epoch,
             "prompt": self.prompt,
             "messages": [dict(m) for m in self.messages] if self.messages else None,
             "stop": list(self.stop),

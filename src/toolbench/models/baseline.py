@@ -39,8 +39,9 @@ _LITERAL = re.compile(
 _TRIPLE_GAP = re.compile(r"\s*,\s*")
 _ASSIGN = re.compile(r"^\s*([A-Za-z_]\w*)\s*=(?!=)")
 _STOP = frozenset("the a an to of in on for and or with is be it as by at this that".split())
-FEATURE_WEIGHTS = {"L1": 2.0, "L2": 1.0, "L": 0.6, "R1": 2.5, "R2": 1.0, "R": 0.6}
+FEATURE_WEIGHTS = {"L1": 3.0, "L2": 0.8, "L": 0.4, "R1": 3.0, "R2": 0.8, "R": 0.4}
 NONE = ("", -1)
+WORD_WEIGHT = 0.5  # query words are correlated; naive Bayes would over-count them
 
 
 @dataclass
@@ -171,19 +172,24 @@ def entity_features(query: str, entities: list[Entity]) -> list[dict[str, float]
             for side, j in (("L", pos - d), ("R", pos + d)):
                 if 0 <= j < len(stream) and (side == "L" or d <= 3):
                     word = stream[j][0]
+                    if word.startswith("<") and d > 1:
+                        continue  # another value is only a cue right next to this one
                     tag = f"{side}{d}" if d <= 2 else side
                     feats[f"{tag}:{word}"] = FEATURE_WEIGHTS[tag]
                     feats.setdefault(f"{side}:{word}", FEATURE_WEIGHTS[side])
+        if pos >= 2 and not stream[pos - 1][0].startswith("<"):
+            feats[f"B:{stream[pos - 2][0]}_{stream[pos - 1][0]}"] = 2.0
         same = [x for x in entities if x.kind == e.kind]
         rank = same.index(e)
         feats[f"rank:{min(rank, 3)}"] = 0.5
         feats[f"last:{rank == len(same) - 1}"] = 0.3
         if e.kind == "number":
             v = float(e.value)
-            feats[f"mag:{int(math.log10(v)) if v >= 1 else 0}"] = 1.5
-            feats[f"money:{e.money}"] = 1.0
-            feats[f"frac:{v != int(v)}"] = 1.0
-            feats[f"ordinal:{e.ordinal}"] = 1.0
+            feats[f"mag:{int(math.log10(v)) if v >= 1 else 0}"] = 1.0
+            # Only the marked case is a cue; "not money" would just favour frequent slots.
+            for flag, on in (("money", e.money), ("frac", v != int(v)), ("ordinal", e.ordinal)):
+                if on:
+                    feats[flag] = 1.0
         out.append(feats)
     return out
 
@@ -208,8 +214,11 @@ class Learner:
         self.class_kind: dict[tuple[str, int], str] = {}
         self.date_orders: dict[tuple[str, int], tuple[int, ...]] = {}
         self.demo_keys: list[list[str]] = []
+        self.demo_words: list[set[str]] = []
+        self._named: dict[str, list[bool]] = {}
         self.vocab: Counter[str] = Counter()
         self.gazetteer: set[str] = set()
+        self.place_cues: set[str] = set()
         self.known_words: set[str] = {w.lower() for vals in self.allowed.values() for w in vals}
         for query, _ in self.demos:
             self.known_words |= {w.lower() for w in re.findall(r"(?<![A-Za-z])[a-z]+", query)}
@@ -242,7 +251,7 @@ class Learner:
         return tuple(sorted(names, key=lambda n: f"{n}(" not in last))
 
     def _retrieval_terms(self, query: str) -> list[str]:
-        entities = extract_entities(query, self.known_words, self.gazetteer)
+        entities = extract_entities(query, self.known_words, self.gazetteer, self.place_cues)
         return [word for word, _ in _stream(query, entities)]
 
     def align(self, query: str, block: str, lits: list[Lit], entities: list[Entity], used: set[int]) -> list[tuple[Slot, int]]:
@@ -274,7 +283,7 @@ class Learner:
         return out
 
     def _learn(self, query: str, program: str) -> None:
-        entities = extract_entities(query, self.known_words, self.gazetteer)
+        entities = extract_entities(query, self.known_words, self.gazetteer, self.place_cues)
         feats = entity_features(query, entities)
         blocks = split_blocks(program)
         used: set[int] = set()
@@ -294,6 +303,8 @@ class Learner:
                         self.assoc[f][(key, p)] += 1
                     if entities[hit].kind == "place":
                         self.gazetteer.add(str(entities[hit].value))
+                        before = re.findall(r"[a-z]+", query[: entities[hit].start].lower())
+                        self.place_cues.update(before[-1:])
                 elif lit.kind in ("str", "param", "list"):
                     for value in lit.value if lit.kind == "list" else [lit.value]:
                         tpl.variants[p][value] += 1
@@ -304,6 +315,7 @@ class Learner:
                 for f in feats[i]:
                     self.assoc[f][NONE] += 1
         self.demo_keys.append(keys)
+        self.demo_words.append(query_words)
         self.vocab.update(query_words)
 
     def _learn_docs(self, functions: Sequence[Doc]) -> None:
@@ -316,8 +328,48 @@ class Learner:
                     for side in ("L", "R"):
                         self.assoc[f"{side}:{word}"][(key, p)] += 0.3
 
-    def frequency(self, key: str) -> float:
-        return sum(key in keys for keys in self.demo_keys) / max(1, len(self.demo_keys))
+    def rate(self, word: str) -> float:
+        """Share of demonstrations whose query has ``word`` (smoothed)."""
+        return (self.vocab[word] + 0.5) / (len(self.demos) + 1)
+
+    def loglik(self, counts: Counter[str], n: int, query_words: set[str]) -> float:
+        """Bernoulli naive Bayes: how well the query's words (present and absent) fit a class
+        seen ``n`` times with these word counts. Damped by WORD_WEIGHT."""
+        total = 0.0
+        for word in sorted(self.vocab):
+            p = (counts[word] + self.rate(word)) / (n + 1)
+            total += math.log(p if word in query_words else 1 - p)
+        return WORD_WEIGHT * total
+
+    def named(self, key: str) -> list[bool]:
+        """Per demonstration: does its query name one of the choices of block ``key``?"""
+        if key not in self._named:
+            tpl = self.templates[key]
+            pool = [v for name in tpl.functions[:1] for v in self.allowed.get(name, [])]
+            pool += [v for counter in tpl.variants.values() for v in counter]
+            self._named[key] = [
+                any(_surface_match(v, _words(q)) > 0 for v in pool) for q, _ in self.demos
+            ]
+        return self._named[key]
+
+    def presence(self, key: str, query_words: set[str], named: bool) -> float:
+        """Log-odds that a program for this query has block ``key`` (naive Bayes on words).
+
+        Word probabilities are smoothed towards the word's overall rate, so a block found in
+        every demonstration stays likely whatever the words.
+        """
+        has = [key in keys for keys in self.demo_keys]
+        n_yes, n_no = sum(has), len(has) - sum(has)
+        yes_words: Counter[str] = Counter()
+        no_words: Counter[str] = Counter()
+        for words, h in zip(self.demo_words, has):
+            (yes_words if h else no_words).update(words)
+        score = math.log((n_yes + 0.5) / (n_no + 0.5))
+        score += self.loglik(yes_words, n_yes, query_words) - self.loglik(no_words, n_no, query_words)
+        hits = [n == named for n in self.named(key)]
+        yes = sum(hit for hit, h in zip(hits, has) if h)
+        no = sum(hit for hit, h in zip(hits, has) if not h)
+        return score + math.log((yes + 0.5) / (n_yes + 1)) - math.log((no + 0.5) / (n_no + 1))
 
 
 def _date_order(lit: tuple[float, ...], date: tuple[int, int, int]) -> tuple[int, ...] | None:
@@ -329,9 +381,9 @@ def _date_order(lit: tuple[float, ...], date: tuple[int, int, int]) -> tuple[int
     return None
 
 
-THRESHOLD = 1.2  # least cue evidence for a value to be used at all
-SKELETON_BONUS = 0.75  # a slot of the nearest demonstration is the likelier reading
-FOUND_BONUS = 3.0  # a choice named in the query (log-odds added)
+THRESHOLD = 0.5  # least cue evidence for a value to be used at all
+SKELETON_BONUS = 0.5  # a slot of the nearest demonstration is the likelier reading
+FOUND_BONUS = 5.0  # a choice named in the query (log-odds added)
 
 
 def _render(block: str, lits: list[Lit], raws: dict[int, list[str]]) -> str:
@@ -391,7 +443,7 @@ class Predictor:
                     total = sum(counts.values())
                     for cls, c in counts.items():
                         if cls == NONE or learner.class_kind[cls] == entities[i].kind:
-                            scores[cls] += weight * c / total
+                            scores[cls] += weight * (c / total) ** 2
             for cls in list(scores):
                 if cls != NONE and cls[0] in skeleton:
                     scores[cls] += SKELETON_BONUS
@@ -420,9 +472,7 @@ class Predictor:
         for v in pool:
             n_v = tpl.variants[p][v]
             score = math.log((n_v + 0.5) / (total + 1))
-            counts = tpl.words[(p, v)]
-            for w in set(query_words) & set(self.learner.vocab):
-                score += math.log((counts[w] + 0.2) / (n_v + 0.4))
+            score += self.learner.loglik(tpl.words[(p, v)], n_v, set(query_words))
             found = _surface_match(v, query_words)
             score += FOUND_BONUS * found + (SKELETON_BONUS if v == current else 0.0)
             scored.append((score, found, v))
@@ -449,16 +499,15 @@ class Predictor:
                         return None
                     raws[p] = ["[" + ", ".join(f"{lit.quote}{v}{lit.quote}" for v in value) + "]"]
                     continue
-                if found < (0.5 if skeleton and learner.frequency(key) < 0.7 else 0.0):
-                    return None
-                if not skeleton and found < 1.0:
+                odds = learner.presence(key, set(ctx.words), found > 0)
+                if odds + (SKELETON_BONUS if skeleton else 0.0) <= 0:
                     return None
                 raws[p] = [f"{lit.quote}{value}{lit.quote}" if lit.kind == "str" else str(value)]
         return _render(block, lits, raws)
 
     def predict(self, query: str) -> str:
         learner = self.learner
-        entities = extract_entities(query, learner.known_words, learner.gazetteer)
+        entities = extract_entities(query, learner.known_words, learner.gazetteer, learner.place_cues)
         sk = self.nearest(query)
         sk_keys = learner.demo_keys[sk]
         ctx = _Context(entities, self.assign(query, entities, set(sk_keys)), _words(query))

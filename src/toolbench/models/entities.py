@@ -104,7 +104,9 @@ def stem(word: str) -> str:
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us")):
-        return word[:-1]
+        word = word[:-1]
+    if len(word) > 6 and word.endswith("ing"):
+        word = word[:-3]
     return word
 
 
@@ -221,7 +223,11 @@ def _drop_word(word: str, known_words: Collection[str], at_start: bool, alone: b
 
 
 def _places(
-    text: str, taken: list[tuple[int, int]], known_words: Collection[str], gazetteer: Iterable[str]
+    text: str,
+    taken: list[tuple[int, int]],
+    known_words: Collection[str],
+    gazetteer: Iterable[str],
+    place_cues: Collection[str],
 ) -> list[Entity]:
     spans: list[tuple[int, int]] = list(taken)
     found: list[Entity] = []
@@ -252,6 +258,26 @@ def _places(
         if len(name) >= 2:
             found.append(Entity("place", name, start, start + len(name), name))
             spans.append((start, start + len(name)))
+    # In lower-cased text: the unknown words right after a cue such as 'in' or 'from'.
+    lowercase = sum(c.isupper() for c in text) <= 1
+    words = list(re.finditer(r"[A-Za-z][A-Za-z'’.-]*", text)) if lowercase else []
+    for i, cue in enumerate(words):
+        if cue.group().lower() not in place_cues:
+            continue
+        run: list[re.Match[str]] = []
+        for m in words[i + 1 : i + 4]:
+            gap = text[(run[-1] if run else cue).end() : m.start()]
+            low = m.group().lower().rstrip(".")
+            if gap != " " or low in known_words or _drop_word(low, (), False, False):
+                break
+            run.append(m)
+            if m.group().endswith(".") and low != "st":
+                break
+        if run and not _overlaps(run[0].start(), run[-1].end(), spans):
+            name = text[run[0].start() : run[-1].end()]
+            name = name[:-1] if name.endswith(".") and not name.lower().endswith("st.") else name
+            found.append(Entity("place", name.title(), run[0].start(), run[0].start() + len(name), name))
+            spans.append((run[0].start(), run[0].start() + len(name)))
     # Known place names, matched case-insensitively (for lower-cased queries).
     lowered = text.lower()
     for place in sorted(set(gazetteer), key=lambda p: (-len(p), p)):
@@ -263,13 +289,17 @@ def _places(
 
 
 def extract_entities(
-    text: str, known_words: Collection[str] = (), gazetteer: Iterable[str] = ()
+    text: str,
+    known_words: Collection[str] = (),
+    gazetteer: Iterable[str] = (),
+    place_cues: Collection[str] = (),
 ) -> list[Entity]:
     """All dates, numbers and places in ``text``, in order of position, never overlapping.
 
     ``known_words`` are lower-case words that are not places on their own (the vocabulary of
     the demonstrations, the API's allowed values); ``gazetteer`` lists place names to find
-    even when not capitalised.
+    even when not capitalised; ``place_cues`` are words ('in', 'from') after which unknown
+    lower-case words are taken as a place name.
     """
     if not isinstance(text, str) or not text:
         return []
@@ -277,5 +307,5 @@ def extract_entities(
     taken = [(e.start, e.end) for e in dates]
     numbers = _numbers(text, taken)
     taken += [(e.start, e.end) for e in numbers]
-    places = _places(text, taken, frozenset(known_words), gazetteer)
+    places = _places(text, taken, frozenset(known_words), gazetteer, frozenset(place_cues))
     return sorted(dates + numbers + places, key=lambda e: (e.start, e.end))

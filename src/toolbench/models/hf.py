@@ -61,16 +61,16 @@ class HFModel:
         local = Path(path_or_name).expanduser()
         source = str(local) if local.exists() else path_or_name
         try:
-            self.tokenizer: Any = AutoTokenizer.from_pretrained(
+            tokenizer = AutoTokenizer.from_pretrained(
                 source, local_files_only=local.exists(), padding_side="left"
             )
-            self.model: Any = AutoModelForCausalLM.from_pretrained(
+            model: Any = AutoModelForCausalLM.from_pretrained(
                 source, local_files_only=local.exists()
             )
         except (OSError, ValueError) as error:
             raise UserError(f"cannot load Hugging Face model '{path_or_name}': {error}") from None
-        self.model.to(self.device)
-        self.model.eval()
+        self.tokenizer: Any = tokenizer
+        self.model: Any = model.to(self.device).eval()
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token_id is None:
             if self.tokenizer.eos_token_id is None:

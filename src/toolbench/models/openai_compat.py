@@ -45,14 +45,15 @@ class OpenAIModel:
             raise UserError("openai model needs a name, e.g. 'openai:gpt-4o-mini'")
         self.model = model
         self.name = f"openai:{model}"
-        # Part of the cache key: the same model name on two servers may be two different models.
-        self.base_url = options.base_url
         self._client = AsyncOpenAI(
             api_key=resolve_api_key(options),
             base_url=options.base_url,
             timeout=options.timeout_s,
             max_retries=0,
         )
+        # Part of the cache key: the same model name on two servers may be two different models.
+        # Taken from the client so that OPENAI_BASE_URL and the default endpoint count too.
+        self.base_url: str | None = str(self._client.base_url).rstrip("/")
 
     def _common_args(self, request: GenerationRequest) -> dict[str, Any]:
         args: dict[str, Any] = {
@@ -84,10 +85,10 @@ class OpenAIModel:
 
     def _parse(self, data: object, latency_s: float) -> Generation:
         choices = data.get("choices") if isinstance(data, dict) else None
-        if not choices or not isinstance(choices[0], dict):
+        if not isinstance(data, dict) or not choices or not isinstance(choices[0], dict):
             shown = " ".join(str(data).split())[:200]
             raise InfraError(f"{self.name}: server returned no choices: {shown}")
-        choice = choices[0]
+        choice: dict[str, Any] = choices[0]
         message = choice.get("message")
         if isinstance(message, dict):  # chat
             text = message.get("content") or ""
@@ -95,7 +96,7 @@ class OpenAIModel:
         else:  # completion
             text = choice.get("text") or ""
             tool_calls = []
-        usage = data.get("usage") or {}  # type: ignore[union-attr]
+        usage = data.get("usage") or {}
         return Generation(
             text=text,
             prompt_tokens=int(usage.get("prompt_tokens") or 0),

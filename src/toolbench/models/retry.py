@@ -51,7 +51,11 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
-TRANSPORT_ERRORS = _transport_errors()
+#: Errors that mean "could not get an answer this time" rather than "the request is wrong".
+RETRIABLE_ERRORS: tuple[type[BaseException], ...] = (
+    openai.APIConnectionError,  # includes APITimeoutError
+    *_transport_errors(),
+)
 
 
 def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
@@ -134,6 +138,8 @@ class RetryingModel:
     async def generate(self, request: GenerationRequest) -> Generation:
         self.calls += 1
         total = self.max_retries + 1
+        last: BaseException | None = None
+        what = ""
         for attempt in range(1, total + 1):
             self.attempts += 1
             try:
@@ -143,17 +149,18 @@ class RetryingModel:
                 if status < 500 and status not in RETRIABLE_4XX:
                     self.failures += 1
                     raise InfraError(
-                        f"{self.name}: HTTP {status} {_one_line(error)} (not retried)"
+                        f"{self.name}: HTTP {status}: {_one_line(error)} (not retried)"
                     ) from error
-                last: BaseException = error
-                what = f"HTTP {status}"
-            except (openai.APIConnectionError, *TRANSPORT_ERRORS) as error:
-                last = error
-                what = type(error).__name__
+                last, what = error, f"HTTP {status}"
+            except RETRIABLE_ERRORS as error:
+                last, what = error, type(error).__name__
             except openai.APIError as error:
                 # E.g. a response that does not parse: the server is broken, not busy.
                 self.failures += 1
-                raise InfraError(f"{self.name}: {_one_line(error)} (not retried)") from error
+                raise InfraError(
+                    f"{self.name}: {type(error).__name__}: {_one_line(error)} (not retried)"
+                ) from error
+            assert last is not None  # every path that gets here caught an error
             if attempt == total:
                 break
             delay = self._backoff(attempt - 1, last)
@@ -161,9 +168,10 @@ class RetryingModel:
             self.delays.append(delay)
             log.info("%s: %s, retry %d/%d in %.2fs", self.name, what, attempt, total - 1, delay)
             await self._sleep(delay)
+        assert last is not None
         self.failures += 1
         raise InfraError(
-            f"{self.name}: request failed after {total} attempts; last error: {_one_line(last)}"
+            f"{self.name}: gave up after {total} attempts (last: {what}: {_one_line(last)})"
         ) from last
 
     async def aclose(self) -> None:

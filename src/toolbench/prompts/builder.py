@@ -112,7 +112,8 @@ class Prompter:
             stop=STOP_SEQUENCES,
             max_tokens=self.config.max_tokens,
             temperature=self.config.temperature,
-            seed=self.config.seed,
+            # A different seed per epoch, so sampled epochs are different draws.
+            seed=None if self.config.seed is None else self.config.seed + epoch,
             sample=sample,
             epoch=epoch,
             context=self.context,

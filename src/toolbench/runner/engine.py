@@ -17,7 +17,7 @@ from typing import Any
 from toolbench.models.base import Model, ModelOutputError
 from toolbench.prompts.builder import Prompter
 from toolbench.runner.store import Key, RunStore
-from toolbench.sandbox.pool import SandboxPool
+from toolbench.sandbox.memo import ProgramRunner
 from toolbench.tasks.base import Task, TaskData
 from toolbench.types import Generation, InfraError, Outcome, Sample, Status
 
@@ -52,11 +52,11 @@ def prompt_hash(payload: dict[str, Any]) -> str:
 
 
 async def solve_one(
-    prepared: PreparedTask, sample: Sample, epoch: int, model: Model, sandbox: SandboxPool
+    prepared: PreparedTask, sample: Sample, epoch: int, model: Model, sandbox: ProgramRunner
 ) -> tuple[Outcome, Generation | None, str, str]:
     """One sample through the pipeline: (outcome, generation, prediction text, prompt hash)."""
     request = prepared.prompter.request(sample, epoch)
-    phash = prompt_hash(request.cache_payload())
+    phash = prompt_hash({k: v for k, v in request.cache_payload().items() if k != "epoch"})
     try:
         generation = await model.generate(request)
     except InfraError as exc:
@@ -99,7 +99,7 @@ async def run_all(
     epochs: int,
     done: set[Key],
     model: Model,
-    sandbox: SandboxPool,
+    sandbox: ProgramRunner,
     store: RunStore,
     concurrency: int,
     on_progress: Callable[[str], None] | None = None,

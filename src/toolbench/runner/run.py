@@ -7,6 +7,7 @@ run folder is created, so bad input leaves nothing half-written behind.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import re
 import sys
@@ -37,6 +38,7 @@ from toolbench.runner.engine import PreparedTask, SessionStats, run_all
 from toolbench.runner.metrics import counts_of, task_metrics
 from toolbench.runner.store import RunStore, read_records, read_run_info
 from toolbench.sandbox.limits import Limits
+from toolbench.sandbox.memo import MemoizedSandbox, ProgramRunner
 from toolbench.sandbox.pool import SandboxPool
 from toolbench.tasks.base import Task
 from toolbench.tasks.registry import parse_task_list
@@ -71,7 +73,7 @@ def prompt_config_for(task: Task, config: RunConfig) -> PromptConfig:
 
 
 def prepare_tasks(
-    config: RunConfig, sandbox: SandboxPool, cache_dir: Path | None
+    config: RunConfig, sandbox: ProgramRunner, cache_dir: Path | None
 ) -> list[PreparedTask]:
     data_dir = Path(config.data_dir) if config.data_dir else None
     prepared = []
@@ -115,7 +117,13 @@ def execute(
     sandbox_workers: int | None = None,
 ) -> RunResult:
     limits = Limits(wall_s=config.sandbox_wall_s, memory_mb=config.sandbox_memory_mb)
-    with SandboxPool(workers=sandbox_workers, limits=limits) as sandbox:
+    with contextlib.ExitStack() as stack:
+        pool = stack.enter_context(SandboxPool(workers=sandbox_workers, limits=limits))
+        sandbox: ProgramRunner = pool
+        if config.use_cache and cache_dir is not None:
+            memo = MemoizedSandbox(pool, cache_dir / "executions.sqlite", limits)
+            stack.callback(memo.close)
+            sandbox = memo
         model = make_model(config.model, options)
         prepared = prepare_tasks(config, sandbox, cache_dir)
         digests = {p.task.name: p.data.digest for p in prepared}
@@ -151,7 +159,7 @@ def _run_with_progress(
     prepared: list[PreparedTask],
     done: set[tuple[str, str, int]],
     model: Model,
-    sandbox: SandboxPool,
+    sandbox: ProgramRunner,
     store: RunStore,
     console: Console,
 ) -> SessionStats:

@@ -27,8 +27,13 @@ Why this is sound:
   constant folding merged or dropped one, or it landed inside a comment or longer string, the
   line is not templated. A placeholder is a whole constant only if the tokenizer saw it as a
   whole literal token, so the original line, whose literals were checked to be valid tokens of
-  the same kind, tokenizes identically except for those values. Number placeholders are random
-  per template, so no other constant in a line can be made to coincide with one.
+  the same kind, tokenizes identically except for those values. Comments are dropped first (a
+  '#' inside a string we did not match leaves an unterminated string, so no template).
+* The compiler's only value-dependent choices are constant folding (which consumes the
+  placeholder, so no template) and truthiness (``if 0:`` bodies are dropped, ``while 1:`` tests
+  too), so only truthy literals are replaced, by truthy placeholders; ``0``, ``0.0`` and ``""``
+  stay in the shape. Number placeholders are random per template, so no other constant in a
+  line can be made to coincide with one.
 """
 
 from __future__ import annotations
@@ -80,10 +85,13 @@ def _split(line: str) -> tuple[str, list[Any]]:
             return ""  # comment
         if number is not None:
             is_float = "." in number
-            values.append(float(number) if is_float else int(number))
+            value = float(number) if is_float else int(number)
+            if not value:  # falsy literals stay: see the module docstring
+                return match.group(0)
+            values.append(value)
             return f"{_MARK}{index}{'f' if is_float else 'i'}{_MARK}"
         text = double if double is not None else single
-        if not text.isprintable():  # tabs, control characters, surrogates: left as they are
+        if not text or not text.isprintable():  # empty (falsy), tabs, control chars, surrogates
             return match.group(0)
         values.append(text)
         return f'"{_MARK}{index}{_MARK}"'

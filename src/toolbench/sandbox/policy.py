@@ -87,11 +87,12 @@ def compile_program(source: str) -> tuple[types.CodeType | None, str | None]:
 
 def _reword(error: str) -> str:
     """RestrictedPython says 'Line 3: ...'; we say 'SyntaxError: line 3: ...' like exceptions."""
-    match = re.match(r"Line (\d+): (?:(\w+Error): )?(.*)", error, re.DOTALL)
+    match = re.match(r"Line (\w+): (?:(\w+Error): )?(.*?)(?: at statement: None)?$", error, re.DOTALL)
     if match is None:
         return f"SyntaxError: {error}"
     line, kind, message = match.groups()
-    return f"{kind or 'SyntaxError'}: line {line}: {message}"
+    where = f"line {line}: " if line.isdigit() else ""
+    return f"{kind or 'SyntaxError'}: {where}{message}"
 
 
 # -- guards ----------------------------------------------------------------------------------

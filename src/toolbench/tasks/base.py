@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from toolbench.sandbox.pool import SandboxPool
+from toolbench.sandbox.memo import ProgramRunner
 from toolbench.types import Outcome, Sample, TaskContext
 
 
@@ -56,14 +56,14 @@ class Task(Protocol):
 
     def versions(self) -> list[str]: ...
 
-    def load(self, version: str, data_dir: Path | None, sandbox: SandboxPool) -> TaskData: ...
+    def load(self, version: str, data_dir: Path | None, sandbox: ProgramRunner) -> TaskData: ...
 
     def extract_action(self, text: str) -> str:
         """The action to execute from a model's raw reply (completion or chat)."""
         ...
 
     async def score(
-        self, data: TaskData, sample: Sample, action: str, sandbox: SandboxPool
+        self, data: TaskData, sample: Sample, action: str, sandbox: ProgramRunner
     ) -> Outcome: ...
 
     def aggregate(self, outcomes: Sequence[Outcome]) -> dict[str, float]: ...

@@ -16,7 +16,7 @@ from typing import Any
 from toolbench.data.layout import digest_folder, read_docs, read_test_jsonl
 from toolbench.errors import UserError
 from toolbench.prompts.extract import extract_program
-from toolbench.sandbox.pool import SandboxPool
+from toolbench.sandbox.memo import ProgramRunner
 from toolbench.sandbox.world import WorldFactory
 from toolbench.tasks.base import TaskData, TaskDefaults, TaskGenerator
 from toolbench.tasks.scoring import best_match, mean_metrics
@@ -65,7 +65,7 @@ class ProgramTask:
             "point it at a folder in the ToolBench layout <root>/<task>/<version>/test.jsonl"
         )
 
-    def load(self, version: str, data_dir: Path | None, sandbox: SandboxPool) -> TaskData:
+    def load(self, version: str, data_dir: Path | None, sandbox: ProgramRunner) -> TaskData:
         folder = self.resolve_folder(version, data_dir)
         ours = self.package_dir / "data" / version
         functions_dir = (
@@ -86,7 +86,7 @@ class ProgramTask:
         data.gold = self._run_golds(samples, sandbox)
         return data
 
-    def _run_golds(self, samples: Sequence[Sample], sandbox: SandboxPool) -> dict[str, list[Any]]:
+    def _run_golds(self, samples: Sequence[Sample], sandbox: ProgramRunner) -> dict[str, list[Any]]:
         """Execute every gold program; any failure is a data error naming file:line."""
         jobs = [(s, i, label) for s in samples for i, label in enumerate(s.labels)]
         with ThreadPoolExecutor(max_workers=8) as threads:
@@ -107,7 +107,7 @@ class ProgramTask:
         return extract_program(text)
 
     async def score(
-        self, data: TaskData, sample: Sample, action: str, sandbox: SandboxPool
+        self, data: TaskData, sample: Sample, action: str, sandbox: ProgramRunner
     ) -> Outcome:
         if not action.strip():
             return crash_outcome("empty program: the model wrote no action")

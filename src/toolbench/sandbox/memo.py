@@ -1,0 +1,112 @@
+"""A memo of deterministic executions, so a rerun does not execute the same program again.
+
+Simulators are deterministic functions of (simulator code, sandbox rules, limits, program), so
+an execution's result can be remembered under a hash of exactly those. Results that depend on
+the machine's load (timeouts, memory, dead workers) are never remembered. The memo lives next to
+the response cache and is switched off with it (``--no-cache``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import sys
+import threading
+from dataclasses import asdict
+from pathlib import Path
+from typing import Protocol
+
+from toolbench import __version__
+from toolbench.sandbox.limits import Limits
+from toolbench.sandbox.pool import ExecResult, SandboxPool
+from toolbench.sandbox.world import WorldFactory
+
+# Outcomes that are a function of the program alone; the rest depend on the machine.
+DETERMINISTIC_KINDS = frozenset({"ok", "error", "rejected", "output_limit"})
+
+
+class ProgramRunner(Protocol):
+    """What tasks need from the sandbox: run a program in a fresh world of a factory."""
+
+    def run(self, factory: WorldFactory, program: str) -> ExecResult: ...
+
+    async def arun(self, factory: WorldFactory, program: str) -> ExecResult: ...
+
+
+def _code_digest(factory: WorldFactory, limits: Limits) -> str:
+    """Hash of the simulator module, the sandbox package and the limits."""
+    hasher = hashlib.sha256(f"{__version__}|{limits}".encode())
+    module = sys.modules[factory.__module__]
+    sandbox_dir = Path(__file__).parent
+    for path in [Path(str(module.__file__)), *sorted(sandbox_dir.glob("*.py"))]:
+        hasher.update(path.read_bytes())
+    return hasher.hexdigest()
+
+
+class MemoizedSandbox:
+    """A ``SandboxPool`` that first looks in the memo (memory, then SQLite on disk)."""
+
+    def __init__(self, pool: SandboxPool, path: Path, limits: Limits) -> None:
+        self._pool = pool
+        self._limits = limits
+        self._memory: dict[str, ExecResult] = {}
+        self._digests: dict[WorldFactory, str] = {}
+        self._lock = threading.Lock()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA busy_timeout=10000")
+        self._db.execute("CREATE TABLE IF NOT EXISTS runs (key TEXT PRIMARY KEY, result TEXT)")
+        self.hits = 0
+        self.misses = 0
+
+    def _key(self, factory: WorldFactory, program: str) -> str:
+        digest = self._digests.get(factory)
+        if digest is None:
+            digest = self._digests[factory] = _code_digest(factory, self._limits)
+        return hashlib.sha256(f"{digest}\0{program}".encode()).hexdigest()
+
+    def _lookup(self, key: str) -> ExecResult | None:
+        with self._lock:
+            found = self._memory.get(key)
+            if found is None:
+                row = self._db.execute("SELECT result FROM runs WHERE key = ?", (key,)).fetchone()
+                if row is not None:
+                    found = self._memory[key] = ExecResult(**json.loads(row[0]))
+            if found is not None:
+                self.hits += 1
+            return found
+
+    def _store(self, key: str, result: ExecResult) -> None:
+        if result.kind not in DETERMINISTIC_KINDS:
+            return
+        with self._lock:
+            self.misses += 1
+            self._memory[key] = result
+            self._db.execute(
+                "INSERT OR REPLACE INTO runs VALUES (?, ?)", (key, json.dumps(asdict(result)))
+            )
+
+    def run(self, factory: WorldFactory, program: str) -> ExecResult:
+        key = self._key(factory, program)
+        found = self._lookup(key)
+        if found is not None:
+            return found
+        result = self._pool.run(factory, program)
+        self._store(key, result)
+        return result
+
+    async def arun(self, factory: WorldFactory, program: str) -> ExecResult:
+        key = self._key(factory, program)
+        found = self._lookup(key)
+        if found is not None:
+            return found
+        result = await self._pool.arun(factory, program)
+        self._store(key, result)
+        return result
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

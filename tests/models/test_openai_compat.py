@@ -1,0 +1,101 @@
+"""OpenAIModel against a real HTTP server: what it sends, what it reads back."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.fakeserver import FakeOpenAIServer
+from toolbench.errors import UserError
+from toolbench.models.base import Model, ModelOptions
+from toolbench.models.openai_compat import OpenAIModel, resolve_api_key
+from toolbench.types import GenerationRequest, InfraError
+
+
+async def test_chat_request_and_response(server: FakeOpenAIServer) -> None:
+    model = OpenAIModel("fake", ModelOptions(base_url=server.base_url))
+    request = GenerationRequest(
+        messages=({"role": "system", "content": "be brief"}, {"role": "user", "content": "hi there"}),
+        stop=("s1", "s2", "s3", "s4", "s5"),
+        max_tokens=17,
+        temperature=0.3,
+        seed=5,
+    )
+    generation = await model.generate(request)
+    await model.aclose()
+
+    assert server.paths == ["/v1/chat/completions"]
+    assert server.requests == [
+        {
+            "model": "fake",
+            "messages": [
+                {"role": "system", "content": "be brief"},
+                {"role": "user", "content": "hi there"},
+            ],
+            "stop": ["s1", "s2", "s3", "s4"],  # the API allows four
+            "max_tokens": 17,
+            "temperature": 0.3,
+            "seed": 5,
+        }
+    ]
+    assert generation.text == "echo: hi there"
+    assert (generation.prompt_tokens, generation.completion_tokens) == (4, 3)
+    assert generation.finish_reason == "stop"
+    assert generation.latency_s > 0
+    assert not generation.cached
+
+
+async def test_completion_request_applies_stop_and_counts_usage(server: FakeOpenAIServer) -> None:
+    server.answer = lambda body: "first line\nsecond line"
+    server.finish_reason = "length"
+    model = OpenAIModel("fake", ModelOptions(base_url=server.base_url))
+    generation = await model.generate(GenerationRequest(prompt="a b c", stop=("\n",)))
+    plain = await model.generate(GenerationRequest(prompt="a b c", seed=None))
+    await model.aclose()
+
+    assert server.paths == ["/v1/completions", "/v1/completions"]
+    assert server.requests[0] == {
+        "model": "fake",
+        "prompt": "a b c",
+        "stop": ["\n"],
+        "max_tokens": 256,
+        "temperature": 0.0,
+        "seed": 0,
+    }
+    assert "stop" not in server.requests[1] and "seed" not in server.requests[1]
+    assert generation.text == "first line"
+    assert generation.finish_reason == "stop"
+    assert (generation.prompt_tokens, generation.completion_tokens) == (3, 2)
+    assert plain.text == "first line\nsecond line"
+    assert plain.finish_reason == "length"
+
+
+async def test_satisfies_the_protocol(server: FakeOpenAIServer) -> None:
+    model = OpenAIModel("gpt-x", ModelOptions(base_url=server.base_url))
+    assert isinstance(model, Model)
+    assert model.name == "openai:gpt-x"
+    assert model.cacheable is True
+    assert model.base_url == server.base_url
+    await model.aclose()
+
+
+def test_api_key_resolution(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert resolve_api_key(ModelOptions(api_key="sk-opt", base_url="http://x")) == "sk-opt"
+    assert resolve_api_key(ModelOptions(base_url="http://localhost:8000/v1")) == "EMPTY"
+    with pytest.raises(UserError, match="set OPENAI_API_KEY or pass --api-key"):
+        resolve_api_key(ModelOptions())
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
+    assert resolve_api_key(ModelOptions()) == "sk-env"
+    assert resolve_api_key(ModelOptions(api_key="sk-opt")) == "sk-opt"
+
+
+def test_parse_tolerates_sparse_compatible_servers() -> None:
+    model = OpenAIModel("m", ModelOptions(base_url="http://127.0.0.1:9/v1"))
+    generation = model._parse({"choices": [{"message": {"content": None}}]}, 0.1)
+    assert (generation.text, generation.prompt_tokens, generation.finish_reason) == ("", 0, None)
+    calls = [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]
+    generation = model._parse({"choices": [{"message": {"content": "", "tool_calls": calls}}]}, 0)
+    assert generation.tool_calls == calls
+    for bad in ({"choices": []}, {"error": "boom"}, "<html>oops</html>"):
+        with pytest.raises(InfraError, match="no choices"):
+            model._parse(bad, 0.1)
