@@ -24,6 +24,7 @@ go over HTTP to the child, and knobs changed after ``start()`` do not reach it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import multiprocessing
 import socket
@@ -261,10 +262,8 @@ class FakeOpenAIServer:
         """Stop serving; safe to call twice."""
         if self._process is not None:
             if self._control is not None:
-                try:
+                with contextlib.suppress(OSError):
                     self._control.send("stop")
-                except OSError:
-                    pass
                 self._control.close()
             self._process.join(timeout=10)
             if self._process.is_alive():
@@ -289,8 +288,6 @@ def _serve_in_child(server: FakeOpenAIServer, control: Connection) -> None:
     server._process = server._control = None  # the parent's handles mean nothing here
     server._start_thread()
     control.send(server.port)
-    try:
+    with contextlib.suppress(EOFError):
         control.recv()
-    except EOFError:
-        pass
     server.stop()

@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 
 from tests.fakeserver import FakeOpenAIServer
+from toolbench.errors import UserError
 from toolbench.models.base import ModelOptions
 from toolbench.models.builtin import OracleModel
 from toolbench.models.cache import CachedModel, cache_key
 from toolbench.models.spec import make_model
-from toolbench.types import Generation, GenerationRequest, InfraError
+from toolbench.types import Generation, GenerationRequest, InfraError, Sample
 
 REQUEST = GenerationRequest(prompt="2 + 2 =", max_tokens=8)
 
@@ -123,9 +124,12 @@ async def test_model_name_and_base_url_are_part_of_the_key(tmp_path: Path) -> No
     assert len(keys) == 3
 
 
-async def test_context_fields_are_not_part_of_the_key() -> None:
-    with_epoch = GenerationRequest(prompt="2 + 2 =", max_tokens=8, epoch=3)
-    assert cache_key("m", None, with_epoch) == cache_key("m", None, REQUEST)
+def test_key_follows_cache_payload() -> None:
+    """The sample travels with the request for built-in models but never reaches the key."""
+    sample = Sample(id="s1", task="t", query="q", labels=("x",))
+    with_sample = GenerationRequest(prompt="2 + 2 =", max_tokens=8, sample=sample)
+    assert cache_key("m", None, with_sample) == cache_key("m", None, REQUEST)
+    assert cache_key("m", None, REQUEST) != cache_key("m", "http://h/v1", REQUEST)
 
 
 async def test_survives_reopen(tmp_path: Path) -> None:
@@ -180,7 +184,9 @@ async def test_failures_are_not_cached_and_reach_every_waiter(tmp_path: Path) ->
     inner = Counting(delay=0.02)
     inner.fail_next = True
     model = CachedModel(inner, tmp_path / "c.sqlite")
-    results = await asyncio.gather(*(model.generate(REQUEST) for _ in range(3)), return_exceptions=True)
+    results = await asyncio.gather(
+        *(model.generate(REQUEST) for _ in range(3)), return_exceptions=True
+    )
     assert all(isinstance(r, InfraError) for r in results)
     answer = await model.generate(REQUEST)
     await model.aclose()
@@ -200,9 +206,15 @@ async def test_a_cancelled_leader_does_not_fail_its_waiters(tmp_path: Path) -> N
     assert answer.text.startswith("answer") and inner.calls == 2
 
 
+def test_unusable_cache_path_is_a_user_error(tmp_path: Path) -> None:
+    (tmp_path / "a-directory.sqlite").mkdir()
+    with pytest.raises(UserError, match="cannot open the response cache"):
+        CachedModel(Counting(), tmp_path / "a-directory.sqlite")
+
+
 def test_refuses_non_cacheable_models(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="not cacheable"):
-        CachedModel(OracleModel(), tmp_path / "c.sqlite")  # type: ignore[arg-type]
+        CachedModel(OracleModel(), tmp_path / "c.sqlite")
 
 
 _WRITER = """

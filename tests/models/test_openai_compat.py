@@ -14,7 +14,10 @@ from toolbench.types import GenerationRequest, InfraError
 async def test_chat_request_and_response(server: FakeOpenAIServer) -> None:
     model = OpenAIModel("fake", ModelOptions(base_url=server.base_url))
     request = GenerationRequest(
-        messages=({"role": "system", "content": "be brief"}, {"role": "user", "content": "hi there"}),
+        messages=(
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": "hi there"},
+        ),
         stop=("s1", "s2", "s3", "s4", "s5"),
         max_tokens=17,
         temperature=0.3,
@@ -96,6 +99,7 @@ def test_parse_tolerates_sparse_compatible_servers() -> None:
     calls = [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]
     generation = model._parse({"choices": [{"message": {"content": "", "tool_calls": calls}}]}, 0)
     assert generation.tool_calls == calls
-    for bad in ({"choices": []}, {"error": "boom"}, "<html>oops</html>"):
+    bad_replies: list[object] = [{"choices": []}, {"error": "boom"}, "<html>oops</html>"]
+    for bad in bad_replies:
         with pytest.raises(InfraError, match="no choices"):
             model._parse(bad, 0.1)

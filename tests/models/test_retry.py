@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import socket
 import time
-from email.utils import format_datetime
 from datetime import datetime, timezone
+from email.utils import format_datetime
 
 import httpx
 import pytest
@@ -54,7 +54,7 @@ async def test_full_jitter_stays_under_the_exponential_ceiling(
     await model.aclose()
     ceilings = [0.5, 1.0, 2.0, 4.0, 4.0, 4.0, 4.0, 4.0]
     assert len(fake_sleep.delays) == 8
-    assert all(0 <= d <= c for d, c in zip(fake_sleep.delays, ceilings))
+    assert all(0 <= d <= c for d, c in zip(fake_sleep.delays, ceilings, strict=True))
 
 
 async def test_intermittent_429_with_retry_after_waits_as_told(
@@ -87,7 +87,9 @@ def test_parse_retry_after_forms() -> None:
     assert parse_retry_after(httpx.Headers({"retry-after": "2"})) == 2.0
     assert parse_retry_after(httpx.Headers({"retry-after": "1.5"})) == 1.5
     assert parse_retry_after(httpx.Headers({"retry-after-ms": "250"})) == 0.25
-    assert parse_retry_after(httpx.Headers({"retry-after": date}), now=now) == pytest.approx(5, abs=1)
+    assert parse_retry_after(httpx.Headers({"retry-after": date}), now=now) == pytest.approx(
+        5, abs=1
+    )
     assert parse_retry_after(httpx.Headers({"retry-after": "-3"})) == 0.0
     assert parse_retry_after(httpx.Headers({"retry-after": "soon"})) is None
     assert parse_retry_after(httpx.Headers({})) is None
@@ -128,7 +130,7 @@ async def test_connection_refused_is_retried(fake_sleep: FakeSleep) -> None:
         port = sock.getsockname()[1]
     inner = OpenAIModel("fake", ModelOptions(base_url=f"http://127.0.0.1:{port}/v1"))
     model = RetryingModel(inner, max_retries=2, sleep=fake_sleep)
-    with pytest.raises(InfraError, match="3 attempts.*APIConnectionError"):
+    with pytest.raises(InfraError, match=r"3 attempts.*APIConnectionError"):
         await model.generate(REQUEST)
     await model.aclose()
     assert model.attempts == 3 and len(fake_sleep.delays) == 2
@@ -138,7 +140,7 @@ async def test_timeouts_are_retried(server: FakeOpenAIServer, fake_sleep: FakeSl
     server.delay_s = 0.5
     inner = OpenAIModel("fake", ModelOptions(base_url=server.base_url, timeout_s=0.05))
     model = RetryingModel(inner, max_retries=1, sleep=fake_sleep)
-    with pytest.raises(InfraError, match="2 attempts.*APITimeoutError"):
+    with pytest.raises(InfraError, match=r"2 attempts.*APITimeoutError"):
         await model.generate(REQUEST)
     await model.aclose()
     assert model.attempts == 2
@@ -186,6 +188,6 @@ async def test_other_errors_pass_through_untouched(fake_sleep: FakeSleep, error:
 async def test_transport_errors_are_retried(fake_sleep: FakeSleep) -> None:
     inner = _Broken(httpx.ReadError("reset"))
     model = RetryingModel(inner, max_retries=2, sleep=fake_sleep)
-    with pytest.raises(InfraError, match="3 attempts.*ReadError"):
+    with pytest.raises(InfraError, match=r"3 attempts.*ReadError"):
         await model.generate(REQUEST)
     assert inner.calls == 3

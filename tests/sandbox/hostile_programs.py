@@ -22,6 +22,7 @@ HOSTILE_PROGRAMS: list[tuple[str, str]] = [
     ("subclasses_walk", "().__class__.__bases__[0].__subclasses__()"),
     ("mro_getattr_walk", "getattr(Loc.mro()[-1], '__subclasses__')()"),
     ("getattr_private", "getattr(API, '_criteria')"),
+    ("unicode_underscore", "API.\uff3fcriteria"),  # fullwidth low line: not an identifier
     ("getattr_class", "getattr(API, '__class__')"),
     ("getattr_func_globals", "getattr(getattr(API.set_location, '__func__'), '__globals__')"),
     ("format_attribute", "'{0.__class__.__init__.__globals__}'.format(API)"),
@@ -65,6 +66,7 @@ HOSTILE_PROGRAMS: list[tuple[str, str]] = [
         "    except BaseException:\n        pass",
     ),
     ("cpu_bomb", "x = 10 ** 10 ** 8"),
+    ("c_level_infinite_loop", "any(iter(int, 1))"),  # never returns to the bytecode loop
     ("recursion_bomb", "def f(n):\n    return f(n + 1)\nf(0)"),
     ("memory_list", "x = [0] * 10 ** 10"),
     ("memory_str", "x = 'a' * 10 ** 11"),
@@ -80,7 +82,8 @@ HOSTILE_PROGRAMS: list[tuple[str, str]] = [
     ("unprintable_message", "raise ValueError(10 ** 5000)"),
     (
         "class_dunder_str",
-        "class E(Exception):\n    def __str__(self):\n        while True:\n            pass\nraise E()",
+        "class E(Exception):\n    def __str__(self):\n        while True:\n            pass\n"
+        "raise E()",
     ),
     ("class_dunder_del", "class D:\n    def __del__(self):\n        D()\nd = D()"),
     (
@@ -93,18 +96,28 @@ HOSTILE_PROGRAMS: list[tuple[str, str]] = [
         "def g():\n    try:\n        yield 1\n    finally:\n        while True:\n            pass\n"
         "it = g()\nnext(it)\nAPI.set_location('x')",
     ),
+    (
+        "subclass_simulator",
+        "class FakeLoc(Loc):\n    location = 'forged'\nAPI.set_origin(FakeLoc('x'))",
+    ),
+    (
+        "subclass_str",
+        "class S(str):\n    def __eq__(self, other):\n        return True\n"
+        "API.set_location('x')\nAPI.set_buy_or_rent(S('anything'))",
+    ),
     ("syntax_error", "API.set_location("),
     ("nul_byte", "API.search()\x00"),
     ("async_def", "async def f():\n    await g()"),
 ]
 
-BOOKING = {"mro_getattr_walk", "loc_write", "loc_class_write"}
+BOOKING = {"mro_getattr_walk", "loc_write", "loc_class_write", "subclass_simulator"}
 
 _ANY_ERROR = {"error", "rejected"}
 EXPECTED_KINDS: dict[str, set[str]] = {
     "infinite_loop": {"timeout"},
     "swallowed_timeout": {"timeout"},
     "cpu_bomb": {"timeout"},
+    "c_level_infinite_loop": {"timeout"},
     "class_hostile_eq": {"timeout"},
     "generator_finally_loop": {"timeout"},
     "memory_list": {"memory"},

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolbench.sandbox import policy
-from toolbench.sandbox.codecache import CodeCache
+from toolbench.sandbox.codecache import CodeCache, compile_program
 
 
 def _run(codes: tuple[Any, ...] | None, error: str | None) -> tuple[Any, ...]:
@@ -34,7 +34,7 @@ def _run(codes: tuple[Any, ...] | None, error: str | None) -> tuple[Any, ...]:
 
 
 def _whole(source: str) -> tuple[Any, ...]:
-    code, error = policy.compile_program(source)
+    code, error = compile_program(source)
     return _run((code,) if code is not None else None, error)
 
 
@@ -79,10 +79,10 @@ def test_lines_of_one_shape_share_a_template() -> None:
     cache = CodeCache()
     states = [
         _run(*cache.get(f"API = 1\nx = 'City {i}'\ny = {i}\nz = {i}.5\nw = ['a', '{i}', 'c']"))
-        for i in range(20)
+        for i in range(1, 21)
     ]
     assert len(cache.templates) == 5  # one per line shape, not per program
-    for i, state in enumerate(states):
+    for i, state in enumerate(states, start=1):
         expected = {"API": 1, "x": f"City {i}", "y": i, "z": i + 0.5, "w": ["a", str(i), "c"]}
         assert state[0] == "ok"
         assert state[1] == repr(expected)
@@ -105,3 +105,15 @@ def test_any_literal_values_round_trip(text: str, number: int, real: float) -> N
     cache = CodeCache()
     cache.get("a = 'warm'\nb = 1\nc = 1.5\nd = ['w', 2, 'z']")  # the shapes are now known
     assert _run(*cache.get(source)) == _whole(source)
+
+
+def test_hostile_programs_compile_the_same_either_way() -> None:
+    """Compile only (never run in-process): line mode accepts and rejects exactly as whole."""
+    from tests.sandbox.hostile_programs import HOSTILE_PROGRAMS
+
+    cache = CodeCache()
+    for name, source in HOSTILE_PROGRAMS:
+        codes, error = cache.get(source)
+        code, whole_error = compile_program(source)
+        assert (codes is None) == (code is None), name
+        assert error == whole_error, name

@@ -164,3 +164,13 @@ def test_limits_are_validated() -> None:
         Limits(memory_mb=1)
     with pytest.raises(ValueError):
         SandboxPool(workers=0)
+
+
+def test_worker_that_cannot_start_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolbench.sandbox import _process
+
+    monkeypatch.setattr(_process, "_BOOT", "raise SystemExit(7)")
+    with SandboxPool(workers=1, limits=FAST_LIMITS) as sandbox:
+        with pytest.raises(SandboxError, match="exited with status 7"):
+            sandbox.run(home_world, _program(1))
+        assert not sandbox._res.live and sandbox._starting == 0

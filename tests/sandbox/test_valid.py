@@ -61,6 +61,12 @@ HOME_CASES = [
         "API.set_buy_or_rent('rent')\nAPI.set_num_beds(box.value)",
         {"location": "São Paulo", "buy_or_rent": "rent", "num_beds": 4},
     ),
+    (  # own exception classes and class hierarchies
+        "class Oops(ValueError):\n    pass\nclass Base:\n    kind = 'buy'\n"
+        "class Child(Base):\n    pass\ntry:\n    raise Oops('x')\nexcept ValueError as e:\n"
+        "    city = e.args[0]\nAPI.set_location(city)\nAPI.set_buy_or_rent(Child().kind)",
+        {"location": "x", "buy_or_rent": "buy"},
+    ),
 ]
 
 BOOKING_CASES = [

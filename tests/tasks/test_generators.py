@@ -64,7 +64,7 @@ def test_deterministic_and_sized(task: str, gen: ModuleType, docs: Any, world: A
     for n in (0, 1, 17):
         assert len(gen.generate("train", n, 0)) == n
     assert gen.DEFAULT_SEED == 0
-    assert gen.DEFAULT_TEST_SIZE == {"home_search": 100, "booking": 120}[task]
+    assert {"home_search": 100, "booking": 120}[task] == gen.DEFAULT_TEST_SIZE
     with pytest.raises(ValueError):
         gen.generate("dev", 1, 0)
 
@@ -112,9 +112,13 @@ def test_variety(
     # Numbers and dates are written in several styles.
     text = " ".join(r["prompt"] for r in records)
     styles = {
-        "home_search": [r"\$\d{1,3}(,\d{3})+", r"\b\d+(\.\d+)?[kKM]\b", r"\b\d{4,}\b", r"\bthe \w+ floor"],
-        "booking": [r"\b\d{4}-\d\d-\d\d\b", r"\b\d\d?/\d\d?/\d{4}\b", r"\b\d{4}/\d\d/\d\d\b",
-                    r"the \d+(st|nd|rd|th) of", r"[A-Z][a-z]+ \d\d?,? \d{4}"],
+        "home_search": [
+            r"\$\d{1,3}(,\d{3})+", r"\b\d+(\.\d+)?[kKM]\b", r"\b\d{4,}\b", r"\bthe \w+ floor"
+        ],
+        "booking": [
+            r"\b\d{4}-\d\d-\d\d\b", r"\b\d\d?/\d\d?/\d{4}\b", r"\b\d{4}/\d\d/\d\d\b",
+            r"the \d+(st|nd|rd|th) of", r"[A-Z][a-z]+ \d\d?,? \d{4}",
+        ],
     }[task]  # fmt: skip
     for pattern in styles:
         assert re.search(pattern, text), pattern
@@ -136,9 +140,8 @@ def test_choice_values_are_all_covered(test_sets: dict[str, list[dict[str, Any]]
     for word in ('"buy"', '"rent"', "Multi-family", "Co-op", "Mobile", "Land", "Apartment"):
         assert word in home
     booking = "\n".join(r["completion"][0] for r in test_sets["booking"])
-    values = ("hotels", "trip tickets", "both", "flight", "train", "bus", "cruise")
-    values += ("King Bed", "Queen Bed", "Double", "Luxury")
-    for word in values:
+    values = ["hotels", "trip tickets", "both", "flight", "train", "bus", "cruise"]
+    for word in [*values, "King Bed", "Queen Bed", "Double", "Luxury"]:
         assert f'"{word}"' in booking
 
 

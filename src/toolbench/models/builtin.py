@@ -41,7 +41,9 @@ def _parse_line(raw: str, where: str) -> tuple[ReplayKey, str]:
     except json.JSONDecodeError as error:
         raise UserError(f"{where}: invalid JSON ({error.msg}); {_LINE_FORMAT}") from None
     if not isinstance(obj, dict):
-        raise UserError(f"{where}: expected a JSON object, got {type(obj).__name__}; {_LINE_FORMAT}")
+        raise UserError(
+            f"{where}: expected a JSON object, got {type(obj).__name__}; {_LINE_FORMAT}"
+        )
     for field in ("id", "prediction"):
         if field not in obj:
             raise UserError(f"{where}: missing '{field}'; {_LINE_FORMAT}")

@@ -1,12 +1,12 @@
 """A persistent response cache, so reruns and resumed runs never pay for the same answer twice.
 
 SQLite in WAL mode lets several evaluation processes share one cache file: readers never wait
-for writers, and a writer waits up to ``busy_timeout`` for another. Each thread has its own
-connection. Lookups run directly on the event loop: a WAL point read takes microseconds and
-never waits for a lock, while a thread hop would cost more than the read. Writes can wait (for
-another process's transaction), so they are queued and written in batches from a worker thread
-(``asyncio.to_thread``); queued rows are served from memory until written. Identical requests
-in flight at the same time share one model call.
+for writers, and a writer waits up to ``busy_timeout`` for another. Reads and writes use
+separate connections, each behind its own lock. Lookups run directly on the event loop: a WAL
+point read takes microseconds and never waits for a lock, while a thread hop would cost more
+than the read. Writes can wait (for another process's transaction), so they are queued and
+written in batches from a worker thread (``asyncio.to_thread``); queued rows are served from
+memory until written. Identical requests in flight at the same time share one model call.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
+from toolbench.errors import UserError
 from toolbench.models.base import Model
 from toolbench.types import Generation, GenerationRequest
 
@@ -81,11 +81,14 @@ class CachedModel:
         self._flusher: asyncio.Task[None] | None = None
         self._read_lock = threading.Lock()
         self._write_lock = threading.Lock()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._writer: sqlite3.Connection | None = self._connect()
-        self._writer.execute("PRAGMA journal_mode = WAL")  # persistent: set once per file
-        self._writer.execute(_SCHEMA)
-        self._reader: sqlite3.Connection | None = self._connect()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._writer: sqlite3.Connection | None = self._connect()
+            self._writer.execute("PRAGMA journal_mode = WAL")  # persistent: set once per file
+            self._writer.execute(_SCHEMA)
+            self._reader: sqlite3.Connection | None = self._connect()
+        except (OSError, sqlite3.Error) as error:
+            raise UserError(f"cannot open the response cache {self.path}: {error}") from None
 
     def _connect(self) -> sqlite3.Connection:
         # check_same_thread=False because the connection is created here but used from the
@@ -128,7 +131,9 @@ class CachedModel:
                 )
         except sqlite3.Error as error:
             # A broken cache must not fail the run: the model can still answer.
-            log.warning("response cache %s: lookup failed (%s); calling the model", self.path, error)
+            log.warning(
+                "response cache %s: lookup failed (%s); calling the model", self.path, error
+            )
             return None
         if row is None:
             return None

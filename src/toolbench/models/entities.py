@@ -8,6 +8,7 @@ Everything here is deterministic and never raises on any input text.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
@@ -20,35 +21,27 @@ MONTHS = {
     "december": 12, "dec": 12,
 }  # fmt: skip
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-NUMBER_WORDS = {
-    w: i
-    for i, w in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-        "fifteen sixteen seventeen eighteen nineteen twenty".split()
-    )
-}
-ORDINAL_WORDS = {
-    w: i
-    for i, w in enumerate(
-        "zeroth first second third fourth fifth sixth seventh eighth ninth tenth eleventh "
-        "twelfth thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth "
-        "twentieth".split()
-    )
-    if i
-}
-# Words that start sentences or requests and are never place names on their own.
-COMMON = frozenset(
-    """i i'm i'd i'll we we're we'd my our me you your hi hello hey please find show search
-    looking look book reserve need want would could can help get plan any are is there what
-    hotel hotels flights flight train bus cruise tickets round trip rent buy also and the a an
-    thanks thank budget price max min nothing it must needs size floor minimum maximum going
-    flying staying searching travel traveling townhouses condos homes apartments houses
-    usd ok yes no br ba bd sq ft sqft apt""".split()
-)  # fmt: skip
-# Words that begin multi-word place names; kept even where a sentence starts.
-PLACE_PREFIXES = frozenset(
-    "new san santa los las st st. fort port salt kansas oklahoma el la lake key grand".split()
+_NUMBERS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty"
 )
+_ORDINALS = (
+    "zeroth first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth "
+    "thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth"
+)
+NUMBER_WORDS = {w: i for i, w in enumerate(_NUMBERS.split())}
+ORDINAL_WORDS = {w: i for i, w in enumerate(_ORDINALS.split()) if i}
+# Words that start sentences or requests and are never place names on their own.
+# Domain words (hotel, condo, ...) come from the demonstrations' vocabulary instead.
+_COMMON = """i i'm i'd i'll we we're we'd my our me you your hi hello hey please find show search
+    looking look book reserve need want would could can help get plan any are is there what
+    round trip also and the a an thanks thank budget price max min nothing it must needs size
+    minimum maximum going flying staying searching travel traveling usd ok yes no br ba bd sq
+    ft sqft apt from to in on at for with near around by of or until through then via between"""
+COMMON = frozenset(_COMMON.split())
+# Words that begin multi-word place names; kept even where a sentence starts.
+_PREFIXES = "new san santa los las st st. fort port salt kansas oklahoma el la lake key grand"
+PLACE_PREFIXES = frozenset(_PREFIXES.split())
 
 _MONTH_RE = "|".join(sorted(MONTHS, key=len, reverse=True))
 _WEEKDAY = r"(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+)?"
@@ -138,7 +131,8 @@ def _dates(text: str) -> list[Entity]:
                 d, mo, y = int(a), MONTHS[b.lower()], int(c) if c else 0
             if not _valid_date(mo, d, y or 2000):
                 continue
-            if order in ("Mdy", "dMy") and not c and a.lower() in ("may", "mar", "jun", "sep"):
+            month_word = a if order == "Mdy" else b if order == "dMy" else ""
+            if not c and month_word.lower() in ("may", "mar", "jun", "sep"):
                 continue  # 'may 3' without a year is too often the verb or a plain word
             taken.append((m.start(), m.end()))
             found.append(Entity("date", (mo, d, y), m.start(), m.end(), m.group()))
@@ -191,14 +185,24 @@ def _numbers(text: str, taken: list[tuple[int, int]]) -> list[Entity]:
         money = bool(m.group("cur") or m.group("cur2"))
         text_ = text[start : m.end()].rstrip()
         found.append(
-            Entity("number", _number_value(m), start, start + len(text_), text_, money, bool(m.group("ord")))
+            Entity(
+                "number",
+                _number_value(m),
+                start,
+                start + len(text_),
+                text_,
+                money,
+                bool(m.group("ord")),
+            )
         )
     for m in _WORD_NUMBER.finditer(text):
         if free(m.start(), m.end()):
             word = m.group().lower()
             value = float(NUMBER_WORDS.get(word, ORDINAL_WORDS.get(word, 0)))
             found.append(
-                Entity("number", value, m.start(), m.end(), m.group(), ordinal=word in ORDINAL_WORDS)
+                Entity(
+                    "number", value, m.start(), m.end(), m.group(), ordinal=word in ORDINAL_WORDS
+                )
             )
     return found
 
@@ -219,7 +223,8 @@ def _drop_word(word: str, known_words: Collection[str], at_start: bool, alone: b
         return True
     if low in ORDINAL_WORDS:
         return True
-    return low in known_words and low not in PLACE_PREFIXES and (at_start or alone)
+    known = low in known_words or stem(low) in known_words
+    return known and low not in PLACE_PREFIXES and (at_start or alone)
 
 
 def _places(
@@ -268,7 +273,8 @@ def _places(
         for m in words[i + 1 : i + 4]:
             gap = text[(run[-1] if run else cue).end() : m.start()]
             low = m.group().lower().rstrip(".")
-            if gap != " " or low in known_words or _drop_word(low, (), False, False):
+            known = low in known_words or stem(low) in known_words
+            if gap != " " or known or _drop_word(low, (), False, False):
                 break
             run.append(m)
             if m.group().endswith(".") and low != "st":
@@ -276,7 +282,9 @@ def _places(
         if run and not _overlaps(run[0].start(), run[-1].end(), spans):
             name = text[run[0].start() : run[-1].end()]
             name = name[:-1] if name.endswith(".") and not name.lower().endswith("st.") else name
-            found.append(Entity("place", name.title(), run[0].start(), run[0].start() + len(name), name))
+            found.append(
+                Entity("place", name.title(), run[0].start(), run[0].start() + len(name), name)
+            )
             spans.append((run[0].start(), run[0].start() + len(name)))
     # Known place names, matched case-insensitively (for lower-cased queries).
     lowered = text.lower()
@@ -307,5 +315,83 @@ def extract_entities(
     taken = [(e.start, e.end) for e in dates]
     numbers = _numbers(text, taken)
     taken += [(e.start, e.end) for e in numbers]
-    places = _places(text, taken, frozenset(known_words), gazetteer, frozenset(place_cues))
+    known = frozenset(known_words) | {stem(w) for w in known_words}
+    places = _places(text, taken, known, gazetteer, frozenset(place_cues))
     return sorted(dates + numbers + places, key=lambda e: (e.start, e.end))
+
+
+# -- cue features -----------------------------------------------------------------------------
+
+FEATURE_WEIGHTS = {"L1": 3.0, "L2": 0.8, "L": 0.4, "R1": 3.0, "R2": 0.8, "R": 0.4, "B": 2.0}
+
+
+def words(text: str) -> list[str]:
+    """Stemmed word tokens, in order."""
+    return [stem(w) for w, _, _ in tokens(text)]
+
+
+def first_match(value: str, query_words: list[str]) -> int:
+    """Index where all words of ``value`` occur in a row in the query (prefixes allowed), or -1."""
+    want = words(value)
+    for i in range(len(query_words) - len(want) + 1 if want else 0):
+        window = query_words[i : i + len(want)]
+        if all(
+            q == w or (len(w) >= 4 and q.startswith(w)) for q, w in zip(window, want, strict=True)
+        ):
+            return i
+    return -1
+
+
+def surface_match(value: str, query_words: list[str]) -> float:
+    """How strongly a choice value is named in the query: 1 in full, 0.6 by its head word."""
+    if first_match(value, query_words) >= 0:
+        return 1.0
+    want = words(value)
+    return 0.6 if len(want) > 1 and len(want[0]) >= 4 and want[0] in query_words else 0.0
+
+
+def stream(text: str, entities: list[Entity]) -> list[tuple[str, int]]:
+    """Stemmed tokens in order, each entity collapsed into one '<kind>' token (with its index)."""
+    items = [(f"<{e.kind}>", e.start, i) for i, e in enumerate(entities)]
+    for word, start, end in tokens(text):
+        if not any(e.start <= start < e.end or start <= e.start < end for e in entities):
+            items.append((stem(word), start, -1))
+    items.sort(key=lambda item: item[1])
+    return [(word, idx) for word, _, idx in items]
+
+
+def entity_features(text: str, entities: list[Entity]) -> list[dict[str, float]]:
+    """Weighted cue features of every entity: the words around it (nearest count most, a
+    neighbouring value only when adjacent), the two words before it as a pair, its rank among
+    values of its kind, and for numbers their size and marks ($, 2.5, 3rd)."""
+    items = stream(text, entities)
+    where = {idx: pos for pos, (_, idx) in enumerate(items) if idx >= 0}
+    out = []
+    for i, e in enumerate(entities):
+        pos = where[i]
+        feats: dict[str, float] = {}
+        for d in range(1, 5):
+            for side, j in (("L", pos - d), ("R", pos + d)):
+                if not 0 <= j < len(items) or (side == "R" and d > 3):
+                    continue
+                word = items[j][0]
+                if word.startswith("<") and d > 1:
+                    continue
+                tag = f"{side}{d}" if d <= 2 else side
+                feats[f"{tag}:{word}"] = FEATURE_WEIGHTS[tag]
+                feats.setdefault(f"{side}:{word}", FEATURE_WEIGHTS[side])
+        if pos >= 2 and not items[pos - 1][0].startswith("<"):
+            feats[f"B:{items[pos - 2][0]}_{items[pos - 1][0]}"] = FEATURE_WEIGHTS["B"]
+        same = [x for x in entities if x.kind == e.kind]
+        rank = same.index(e)
+        feats[f"rank:{min(rank, 3)}"] = 0.5
+        feats[f"last:{rank == len(same) - 1}"] = 0.3
+        if e.kind == "number":
+            v = float(e.value)
+            feats[f"mag:{int(math.log10(v)) if v >= 1 else 0}"] = 1.0
+            # Only the marked case is a cue; "not money" would just favour frequent slots.
+            for flag, on in (("money", e.money), ("frac", v != int(v)), ("ordinal", e.ordinal)):
+                if on:
+                    feats[flag] = 1.0
+        out.append(feats)
+    return out

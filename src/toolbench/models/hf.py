@@ -10,6 +10,7 @@ milliseconds (or until ``hf_batch_size`` are waiting) and runs them as a single 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from dataclasses import dataclass, field
@@ -59,6 +60,8 @@ class HFModel:
         self.batch_size = max(1, options.hf_batch_size)
         self.device = options.hf_device
         local = Path(path_or_name).expanduser()
+        if not local.exists() and path_or_name.startswith(("/", ".", "~")):
+            raise UserError(f"Hugging Face model directory not found: {local}")
         source = str(local) if local.exists() else path_or_name
         try:
             tokenizer = AutoTokenizer.from_pretrained(
@@ -67,8 +70,9 @@ class HFModel:
             model: Any = AutoModelForCausalLM.from_pretrained(
                 source, local_files_only=local.exists()
             )
-        except (OSError, ValueError) as error:
-            raise UserError(f"cannot load Hugging Face model '{path_or_name}': {error}") from None
+        except Exception as error:  # transformers raises many kinds for a bad model folder
+            reason = " ".join(str(error).split())[:300]
+            raise UserError(f"cannot load Hugging Face model '{path_or_name}': {reason}") from None
         self.tokenizer: Any = tokenizer
         self.model: Any = model.to(self.device).eval()
         self.tokenizer.padding_side = "left"
@@ -111,8 +115,12 @@ class HFModel:
 
     def _ensure_worker(self) -> asyncio.Queue[_Pending]:
         loop = asyncio.get_running_loop()
-        if self._queue is None or self._loop is not loop or self._worker is None:
+        worker = self._worker
+        if self._queue is None or self._loop is not loop or worker is None or worker.done():
             # First use, or a new event loop (e.g. a second asyncio.run): start afresh.
+            old_loop = self._loop
+            if worker is not None and old_loop not in (None, loop) and not old_loop.is_closed():
+                old_loop.call_soon_threadsafe(worker.cancel)
             self._loop = loop
             self._queue = asyncio.Queue()
             self._worker = loop.create_task(self._run_batches(self._queue))
@@ -141,21 +149,29 @@ class HFModel:
                 groups.setdefault(sampling_key, []).append(item)
             for (temperature, seed), items in groups.items():
                 live = [item for item in items if not item.future.done()]
-                if not live:
-                    continue
-                try:
-                    results = await asyncio.to_thread(self._generate_batch, live, temperature, seed)
-                except Exception as error:
-                    message = " ".join(str(error).split())
-                    failure = InfraError(f"{self.name}: generation failed: {message}")
-                    for item in live:
-                        if not item.future.done():
-                            item.future.set_exception(failure)
-                    continue
-                for item, generation in zip(live, results):
-                    if not item.future.done():
-                        generation.latency_s = time.perf_counter() - item.enqueued
-                        item.future.set_result(generation)
+                if live:
+                    await self._run_group(live, temperature, seed)
+
+    async def _run_group(self, items: list[_Pending], temperature: float, seed: int | None) -> None:
+        try:
+            results = await asyncio.to_thread(self._generate_batch, items, temperature, seed)
+        except Exception as error:
+            if len(items) > 1:
+                # One bad request (e.g. a prompt longer than the context) must not fail the
+                # others in its batch: run them one by one so only the culprit fails.
+                for item in items:
+                    await self._run_group([item], temperature, seed)
+                return
+            message = " ".join(str(error).split())[:300]
+            if not items[0].future.done():
+                items[0].future.set_exception(
+                    InfraError(f"{self.name}: generation failed: {message}")
+                )
+            return
+        for item, generation in zip(items, results, strict=True):
+            if not item.future.done():
+                generation.latency_s = time.perf_counter() - item.enqueued
+                item.future.set_result(generation)
 
     # ---- the worker thread ----
 
@@ -187,7 +203,7 @@ class HFModel:
         self.generate_calls += 1
         self.batch_sizes.append(len(items))
         new_tokens = output[:, input_ids.shape[1] :].tolist()
-        return [self._finish(item, row) for item, row in zip(items, new_tokens)]
+        return [self._finish(item, row) for item, row in zip(items, new_tokens, strict=True)]
 
     def _finish(self, item: _Pending, row: list[int]) -> Generation:
         row = row[: item.request.max_tokens]
@@ -206,17 +222,13 @@ class HFModel:
         )
 
     async def aclose(self) -> None:
-        same_loop = self._loop is asyncio.get_running_loop()
-        if self._worker is not None and same_loop and not self._worker.done():
+        loop = asyncio.get_running_loop()
+        if self._worker is not None and self._loop is loop and not self._worker.done():
             self._worker.cancel()
-            try:
+            with contextlib.suppress(asyncio.CancelledError):
                 await self._worker
-            except asyncio.CancelledError:
-                pass
-        self._worker = None
-        if same_loop:
-            for future in list(self._waiting):
-                if not future.done():
-                    future.set_exception(InfraError(f"{self.name}: model closed"))
+        self._worker = self._queue = None
+        for future in list(self._waiting):
+            if not future.done() and future.get_loop() is loop:
+                future.set_exception(InfraError(f"{self.name}: model closed"))
         self._waiting.clear()
-        self._queue = None

@@ -17,7 +17,10 @@ KNOWN_MODELS: list[tuple[str, str]] = [
     ("baseline", "built-in heuristic model (no service needed); a floor every model should beat"),
     ("oracle", "answers with the gold label; checks the harness (every sample should pass)"),
     ("replay:FILE", "scores predictions from a JSON-lines file of {id, prediction[, task, epoch]}"),
-    ("openai:MODEL", "OpenAI or any OpenAI-compatible server (vLLM, SGLang, TGI, Ollama) via --base-url"),
+    (
+        "openai:MODEL",
+        "OpenAI or any OpenAI-compatible server (vLLM, SGLang, TGI, Ollama) via --base-url",
+    ),
     ("hf:PATH_OR_NAME", "local Hugging Face causal LM via transformers (needs toolbench[hf])"),
 ]
 
@@ -26,7 +29,7 @@ _PREFIXED = ("replay", "openai", "hf")
 
 
 def _unknown(spec: str) -> UserError:
-    prefix, colon, rest = spec.partition(":")
+    _, colon, rest = spec.partition(":")
     if colon:
         # Suggest the whole corrected spec: "openia:gpt-4o" -> "openai:gpt-4o".
         hint = did_you_mean(spec, [f"{p}:{rest}" for p in _PREFIXED])

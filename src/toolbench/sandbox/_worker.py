@@ -4,8 +4,9 @@
 empty environment and an empty, read-only working directory, and talks to it over one socket:
 
     parent -> worker   b"<module>:<factory>\\0<program source>"
-    worker -> parent   b"r" once when ready, b"i" after importing a new factory's module (the
-                       program's wall clock starts after that), then per program one reply:
+    worker -> parent   b"r" once when ready; b"l" before and b"i" after importing a factory's
+                       module for the first time (the parent allows extra time for that, and
+                       the program's wall clock starts after it); then per program one reply:
                        b'["kind", "error" | null, "stdout"]\\n<state as JSON text>'
 
 Only JSON text leaves the worker, so nothing the program builds is ever unpickled in the
@@ -29,14 +30,12 @@ from types import FrameType
 from typing import Any
 
 from toolbench.sandbox import policy
+from toolbench.sandbox._protocol import FAILED, IMPORTED, LOADING, READY
 from toolbench.sandbox.codecache import CodeCache
 from toolbench.sandbox.limits import Limits
 
-READY = b"r"
-LOADING = b"l"  # importing a factory's module: the parent allows extra time
-IMPORTED = b"i"
-FAILED = b"E"  # startup failure; the rest of the message says why
 _REFIRE_S = 0.05  # how soon an expired timer fires again if the program caught the first one
+_FULL_GC_EVERY = 1000  # programs between full garbage collections
 _MAX_DEPTH = 64  # nesting depth of a state the slow serializer still walks
 _ENV_KEEP = {"LANG", "LC_ALL", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE", "PYTHONIOENCODING"}
 
@@ -108,7 +107,7 @@ def _harden(limits: Limits) -> None:
         try:
             resource.setrlimit(rlimit, (value, value))
         except (ValueError, OSError):
-            soft, hard = resource.getrlimit(rlimit)
+            _soft, hard = resource.getrlimit(rlimit)
             if hard == resource.RLIM_INFINITY or value < hard:
                 resource.setrlimit(rlimit, (value, hard))
     warnings.simplefilter("ignore")  # SyntaxWarnings from program source would go nowhere
@@ -130,11 +129,9 @@ def _plain(value: Any, depth: int) -> Any:
     if kind is dict:
         out = {}
         for key, item in value.items():
-            key_kind = type(key)
-            plain_key = key if key is None or key_kind in (str, int, float, bool) else None
-            out[plain_key if plain_key is not None else _describe_value(key)] = _plain(
-                item, depth + 1
-            )
+            if not (key is None or type(key) in (str, int, float, bool)):
+                key = _describe_value(key)
+            out[key] = _plain(item, depth + 1)
         return out
     return _describe_value(value)
 
@@ -153,6 +150,7 @@ class Worker:
         self.limits = limits
         self.factories: dict[str, Callable[[], Any]] = {}
         self.code = CodeCache()
+        self.runs = 0
         _harden(limits)
         self.timers = _Timers(limits)
         # Collect cycles only where we choose: at the end of each program, under its timers,
@@ -179,7 +177,9 @@ class Worker:
             if any(type(k) is not str or k.startswith("_") for k in namespace):
                 raise ValueError("world namespace names must not start with '_'")
         except Exception as exc:  # the harness's own code failed: not the program's fault
-            return self._reply("internal", f"world factory failed: {policy.describe_exception(exc)}")
+            return self._reply(
+                "internal", f"world factory failed: {policy.describe_exception(exc)}"
+            )
         del world
         output = policy.OutputBuffer(self.limits.max_output_bytes)
         try:
@@ -189,7 +189,10 @@ class Worker:
             finally:
                 namespace.clear()
                 del snapshot
-                gc.collect(0)  # under the timers: finalizers of program garbage run here
+                # Under the timers, so finalizers of program garbage run (and stop) here. All of
+                # a program's garbage is young; a full pass now and then catches the rest.
+                self.runs += 1
+                gc.collect(0 if self.runs % _FULL_GC_EVERY else 2)
         except _Timeout:  # fired again while we were formatting or cleaning up
             kind, error, state = "timeout", "", ""
         finally:
@@ -268,4 +271,5 @@ def main(conn: Connection, config: dict[str, Any]) -> None:
         os._exit(1)
     conn.send_bytes(READY)
     worker.serve()
-    os._exit(0)  # skip interpreter teardown: nothing of value is left, and it could run program code
+    # Skip interpreter teardown: nothing of value is left, and it could run program code.
+    os._exit(0)

@@ -44,7 +44,9 @@ from collections import OrderedDict
 from types import CodeType
 from typing import Any
 
-from toolbench.sandbox.policy import compile_program
+from RestrictedPython import compile_restricted_exec
+
+from toolbench.sandbox.policy import describe_exception, one_line
 
 Codes = tuple[CodeType, ...]
 Compiled = tuple[Codes | None, str | None]  # (code objects to run in order, None) or (None, error)
@@ -215,10 +217,34 @@ class CodeCache:
             return None
         if not values:
             return template.code
-        result: CodeType = _walk(template.code, dict(zip(template.keys, values)), {})
+        result: CodeType = _walk(template.code, dict(zip(template.keys, values, strict=True)), {})
         return result
 
 
 def _whole(source: str) -> Compiled:
     code, error = compile_program(source)
     return ((code,), None) if code is not None else (None, error)
+
+
+def compile_program(source: str) -> tuple[CodeType | None, str | None]:
+    """Compile under RestrictedPython; return (code, None) or (None, one-line reason)."""
+    try:
+        result = compile_restricted_exec(source, filename="<program>")
+    except Exception as exc:  # e.g. ValueError for NUL bytes, RecursionError for deep nesting
+        return None, describe_exception(exc)
+    if result.errors:
+        more = f" (and {len(result.errors) - 1} more)" if len(result.errors) > 1 else ""
+        return None, one_line(_reword(str(result.errors[0])) + more)
+    return result.code, None
+
+
+def _reword(error: str) -> str:
+    """RestrictedPython says 'Line 3: ...'; we say 'SyntaxError: line 3: ...' like exceptions."""
+    match = re.match(
+        r"Line (\w+): (?:(\w+Error): )?(.*?)(?: at statement: None)?$", error, re.DOTALL
+    )
+    if match is None:
+        return f"SyntaxError: {error}"
+    line, kind, message = match.groups()
+    where = f"line {line}: " if line.isdigit() else ""
+    return f"{kind or 'SyntaxError'}: {where}{message}"

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Limits:
-    wall_s: float = 2.0  # per program, enforced by the parent (kill + replace the worker)
+    # Per program: a timer in the worker stops Python code at wall_s; the parent kills and
+    # replaces a worker that has not answered by wall_s + pool.GRACE_S (C code, dead worker).
+    wall_s: float = 2.0
     cpu_s: float = 2.0  # per program
     memory_mb: int = 768  # address-space limit of a worker (RLIMIT_AS), set once at worker start
     max_output_bytes: int = 65536  # cap on serialized state and on captured print output

@@ -12,7 +12,8 @@ world's namespace. The guards decide:
   ``allowed_modules`` (an allowed package would otherwise hand out ``os`` as ``pkg.sub.os``);
 * attribute and item writes succeed only on plain ``dict``/``list`` objects and on instances of
   classes the program defined itself, so simulator objects (``API``, ``Loc``, ``Date``) are
-  read-only and the world changes only through its API, as a real service would;
+  read-only and the world changes only through its API, as a real service would; program
+  classes may derive only from each other and from builtin exceptions;
 * ``import`` works only for the world's ``allowed_modules``;
 * ``print`` output goes to a per-run buffer with a hard size cap.
 
@@ -23,13 +24,12 @@ from __future__ import annotations
 
 import builtins
 import operator
-import re
 import types
 from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from RestrictedPython import compile_restricted_exec, safe_builtins
+from RestrictedPython import safe_builtins
 from RestrictedPython.Guards import (
     guarded_iter_unpack_sequence,
     guarded_unpack_sequence,
@@ -68,31 +68,6 @@ def describe_exception(exc: BaseException) -> str:
     if type(message) is not str:  # pragma: no cover - str() always returns an exact str
         message = "<message could not be formatted>"
     return one_line(f"{name}: {message}" if message else name)
-
-
-# -- compile ---------------------------------------------------------------------------------
-
-
-def compile_program(source: str) -> tuple[types.CodeType | None, str | None]:
-    """Compile under RestrictedPython; return (code, None) or (None, one-line reason)."""
-    try:
-        result = compile_restricted_exec(source, filename="<program>")
-    except Exception as exc:  # e.g. ValueError for NUL bytes, RecursionError for deep nesting
-        return None, describe_exception(exc)
-    if result.errors:
-        more = f" (and {len(result.errors) - 1} more)" if len(result.errors) > 1 else ""
-        return None, one_line(_reword(str(result.errors[0])) + more)
-    return result.code, None
-
-
-def _reword(error: str) -> str:
-    """RestrictedPython says 'Line 3: ...'; we say 'SyntaxError: line 3: ...' like exceptions."""
-    match = re.match(r"Line (\w+): (?:(\w+Error): )?(.*?)(?: at statement: None)?$", error, re.DOTALL)
-    if match is None:
-        return f"SyntaxError: {error}"
-    line, kind, message = match.groups()
-    where = f"line {line}: " if line.isdigit() else ""
-    return f"{kind or 'SyntaxError'}: {where}{message}"
 
 
 # -- guards ----------------------------------------------------------------------------------
@@ -188,6 +163,7 @@ class _ReadOnly:
     """What ``_write_`` returns for objects the program may not change: every write raises."""
 
     __slots__ = ("_what",)
+    _what: str
 
     def __init__(self, obj: Any) -> None:
         object.__setattr__(self, "_what", type(obj).__name__)
@@ -207,9 +183,9 @@ _BASE_BUILTINS: dict[str, Any] = {
     name: value for name, value in safe_builtins.items() if name not in ("setattr", "delattr")
 }
 for _name in (
-    "all any ascii bin dict enumerate filter frozenset iter list map max min next reversed set "
-    "sorted sum tuple zip"
-).split():
+    *("all", "any", "ascii", "bin", "dict", "enumerate", "filter", "frozenset", "iter", "list"),
+    *("map", "max", "min", "next", "reversed", "set", "sorted", "sum", "tuple", "zip"),
+):
     _BASE_BUILTINS[_name] = getattr(builtins, _name)
 
 _builtins_cache: dict[frozenset[str], dict[str, Any]] = {}
@@ -288,6 +264,14 @@ class _Printer:
         return self.buffer.text()
 
 
+def _is_builtin_exception(base: Any) -> bool:
+    return (
+        isinstance(base, type)
+        and issubclass(base, BaseException)
+        and getattr(builtins, base.__name__, None) is base
+    )
+
+
 def make_globals(
     namespace: dict[str, Any], allowed: frozenset[str], output: OutputBuffer
 ) -> dict[str, Any]:
@@ -295,6 +279,11 @@ def make_globals(
     program_classes: set[type] = set()
 
     def make_class(name: str, bases: tuple[type, ...], body: dict[str, Any]) -> type:
+        # Subclassing a simulator class (or str, int ...) would let a program forge values the
+        # API validates, or hand it objects whose methods the program chose.
+        for base in bases:
+            if base not in program_classes and not _is_builtin_exception(base):
+                raise TypeError(f"classes in the sandbox cannot derive from {base!r}")
         cls = type(name, bases, body)
         program_classes.add(cls)
         return cls

@@ -11,7 +11,8 @@ from __future__ import annotations
 import datetime as dt
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 # Real US cities, some with multi-word or punctuated names so place matching is not trivial.
 US_CITIES = (
@@ -210,3 +211,32 @@ def shape(query: str) -> str:
     differ only in their values. Used to measure template variety."""
     masked = re.sub(r"\d[\d,./:-]*", "#", query)
     return re.sub(r"\b[A-Z][\w.'-]*(?: [A-Z][\w.'-]*)*", "X", masked).lower()
+
+
+def generate_unique(
+    task: str,
+    split: str,
+    n: int,
+    seed: int,
+    make: Callable[[random.Random], dict[str, Any]],
+    test_size: int,
+) -> list[dict[str, Any]]:
+    """``n`` records with distinct queries, a pure function of the arguments.
+
+    Train and test draw from different random streams, and train also skips any query of the
+    default-size test set for the same seed, so that training data never leaks a test query.
+    """
+    if split not in ("test", "train"):
+        raise ValueError(f"split must be 'test' or 'train', not {split!r}")
+    rng = random.Random(f"{task}-{split}-{seed}")
+    seen: set[str] = set()
+    if split == "train":
+        test = generate_unique(task, "test", test_size, seed, make, test_size)
+        seen = {r["prompt"].lower() for r in test}
+    records: list[dict[str, Any]] = []
+    while len(records) < n:
+        record = make(rng)
+        if record["prompt"].lower() not in seen:
+            seen.add(record["prompt"].lower())
+            records.append(record)
+    return records

@@ -52,36 +52,29 @@ FUNCTIONS: dict[str, str] = {
         "API.set_checkout_date(value: Date)"
     ),
     "set_num_rooms": (
-        "# How many hotel rooms to book (1 when not set).\n"
-        "API.set_num_rooms(value: int)"
+        "# How many hotel rooms to book (1 when not set).\nAPI.set_num_rooms(value: int)"
     ),
     "select_room_type": (
         "# Kind of hotel room: 'King Bed', 'Queen Bed', 'Double' or 'Luxury'.\n"
         "API.select_room_type(value: str)"
     ),
     "set_min_room_price": (
-        "# Lowest nightly room rate in US dollars.\n"
-        "API.set_min_room_price(value: int)"
+        "# Lowest nightly room rate in US dollars.\nAPI.set_min_room_price(value: int)"
     ),
     "set_max_room_price": (
-        "# Highest nightly room rate in US dollars.\n"
-        "API.set_max_room_price(value: int)"
+        "# Highest nightly room rate in US dollars.\nAPI.set_max_room_price(value: int)"
     ),
     "set_min_ticket_price": (
-        "# Lowest price per ticket in US dollars.\n"
-        "API.set_min_ticket_price(value: int)"
+        "# Lowest price per ticket in US dollars.\nAPI.set_min_ticket_price(value: int)"
     ),
     "set_max_ticket_price": (
-        "# Highest price per ticket in US dollars.\n"
-        "API.set_max_ticket_price(value: int)"
+        "# Highest price per ticket in US dollars.\nAPI.set_max_ticket_price(value: int)"
     ),
     "set_num_adults": (
-        "# Number of adult travellers (adult tickets).\n"
-        "API.set_num_adults(value: int)"
+        "# Number of adult travellers (adult tickets).\nAPI.set_num_adults(value: int)"
     ),
     "set_num_children": (
-        "# Number of child travellers (child tickets).\n"
-        "API.set_num_children(value: int)"
+        "# Number of child travellers (child tickets).\nAPI.set_num_children(value: int)"
     ),
     "search": (
         "# Run the search once everything is set; it checks that the booking type's required "
@@ -118,7 +111,7 @@ def _program(*lines: str | tuple[str, str]) -> str:
 
 EXAMPLES: list[tuple[str, str]] = [
     (
-        "Book 2 luxury rooms in Chicago from March 3, 2025 to March 7, 2025.",
+        "Reserve 2 luxury rooms in Chicago for March 3, 2025 through March 7, 2025.",
         _program(
             'API.select_booking_type("hotels")',
             "API.set_num_rooms(2)",
@@ -141,7 +134,7 @@ EXAMPLES: list[tuple[str, str]] = [
         ),
     ),
     (
-        "Find train tickets from Portland to Seattle on 06/12/2025 for 1 adult and 2 children, "
+        "Find train tickets to Seattle from Portland on 06/12/2025 for 1 adult and 2 children, "
         "under $90 per ticket.",
         _program(
             'API.select_booking_type("trip tickets")',
@@ -215,7 +208,8 @@ EXAMPLES: list[tuple[str, str]] = [
         ),
     ),
     (
-        "I need a hotel room in Nashville from 9/5/2024 to 9/8/2024 under $200 per night.",
+        "I need a hotel room in Nashville arriving 9/5/2024 and leaving 9/8/2024, under $200 per "
+        "night.",
         _program(
             'API.select_booking_type("hotels")',
             _place("location", "set_hotel_location", "Nashville"),
@@ -225,8 +219,8 @@ EXAMPLES: list[tuple[str, str]] = [
         ),
     ),
     (
-        "Round-trip bus tickets from Philadelphia to Washington for 3 adults, going on October "
-        "2, 2025 and returning October 4, 2025.",
+        "Round-trip bus tickets from Philadelphia to Washington for 3 adults, leaving October 2, "
+        "2025 with a return on October 4, 2025.",
         _program(
             'API.select_booking_type("trip tickets")',
             'API.select_transportation("bus")',
@@ -309,6 +303,31 @@ EXAMPLES: list[tuple[str, str]] = [
             _place("location", "set_hotel_location", "Orlando"),
             _date("checkin_date", 6, 10, 2026),
             _date("checkout_date", 6, 17, 2026),
+        ),
+    ),
+    (
+        "Get me cruise tickets from Seattle to Juneau for 2 adults, departing June 3, 2025 and "
+        "returning June 10, 2025, plus a hotel there for the same dates.",
+        _program(
+            'API.select_booking_type("both")',
+            'API.select_transportation("cruise")',
+            _place("location_from", "set_origin", "Seattle"),
+            _place("location_to", "set_destination", "Juneau"),
+            "API.set_num_adults(2)",
+            _place("hotel_location", "set_hotel_location", "Juneau"),
+            _date("checkin_date", 6, 3, 2025),
+            _date("checkout_date", 6, 10, 2025),
+        ),
+    ),
+    (
+        "Looking for a hotel in Denver checking in 2026-02-14 and checking out 2026-02-16 for 2 "
+        "adults.",
+        _program(
+            'API.select_booking_type("hotels")',
+            "API.set_num_adults(2)",
+            _place("location", "set_hotel_location", "Denver"),
+            _date("checkin_date", 2, 14, 2026),
+            _date("checkout_date", 2, 16, 2026),
         ),
     ),
 ]

@@ -20,6 +20,7 @@ from toolbench.tasks._pools import (
     count,
     date_text,
     fill,
+    generate_unique,
     money,
     number_word,
     random_date,
@@ -50,44 +51,45 @@ ROOM_WORDS = {
 }
 HOTEL_WORDS = ("hotel", "hotel", "hotel room", "hotel stay")
 
+# Templates use short names for slots; SHORT maps them to the slot (state key) names.
 TRIP_PARTS = (
-    "{means_of_transportation} from {location_from} to {location_to} on {D1}{RET}{PAX}{TPRICE}",
-    "{means_of_transportation} from {location_from} to {location_to}{PAX}, departing {D1}{RET}{TPRICE}",
-    "{means_of_transportation} {location_from} to {location_to}, leaving {D1}{RET}{PAX}{TPRICE}",
-    "{means_of_transportation} to {location_to} from {location_from} on {D1}{RET}{PAX}{TPRICE}",
+    "{MODE} from {FROM} to {TO} on {D1}{RET}{PAX}{TPRICE}",
+    "{MODE} from {FROM} to {TO}{PAX}, departing {D1}{RET}{TPRICE}",
+    "{MODE} {FROM} to {TO}, leaving {D1}{RET}{PAX}{TPRICE}",
+    "{MODE} to {TO} from {FROM} on {D1}{RET}{PAX}{TPRICE}",
 )
 TRIP_VERB = (
-    "I want to {means_of_transportation} from {location_from} to {location_to} on {D1}{RET}{PAX}",
-    "We'd like to {means_of_transportation} from {location_from} to {location_to}, leaving {D1}{RET}",
-    "I'm in {location_from} and need to {means_of_transportation} to {location_to} on {D1}{RET}",
+    "I want to {MODE} from {FROM} to {TO} on {D1}{RET}{PAX}",
+    "We'd like to {MODE} from {FROM} to {TO}, leaving {D1}{RET}",
+    "I'm in {FROM} and need to {MODE} to {TO} on {D1}{RET}",
 )
 RETURNS = (
     ", returning {D2}", " and coming back {D2}", ", return on {D2}", " with a return on {D2}",
     ", round trip back on {D2}",
 )  # fmt: skip
 HOTEL_PARTS = (
-    "a {booking_type} in {location} from {checkin_date} to {checkout_date}{ROOMS}{RPRICE}",
-    "a {booking_type} in {location}{ROOMS}, checking in {checkin_date} and out {checkout_date}{RPRICE}",
-    "a {booking_type} in {location} between {checkin_date} and {checkout_date}{ROOMS}{RPRICE}",
-    "a {booking_type} in {location}{ROOMS}; check-in {checkin_date}, check-out {checkout_date}{RPRICE}",
-    "a {booking_type} in {location} arriving {checkin_date} and leaving {checkout_date}{ROOMS}{RPRICE}",
+    "a {HOTEL} in {AT} from {IN} to {OUT}{ROOMS}{RPRICE}",
+    "a {HOTEL} in {AT}{ROOMS}, checking in {IN} and out {OUT}{RPRICE}",
+    "a {HOTEL} in {AT} between {IN} and {OUT}{ROOMS}{RPRICE}",
+    "a {HOTEL} in {AT}{ROOMS}; check-in {IN}, check-out {OUT}{RPRICE}",
+    "a {HOTEL} in {AT} arriving {IN} and leaving {OUT}{ROOMS}{RPRICE}",
 )
 HOTEL_NO_DATES = (
-    "a {booking_type} in {location}{ROOMS}{RPRICE} for the same dates",
-    "a {booking_type} there for the whole stay{ROOMS}{RPRICE}",
-    "a {booking_type} in {location} for those nights{ROOMS}{RPRICE}",
+    "a {HOTEL} in {AT}{ROOMS}{RPRICE} for the same dates",
+    "a {HOTEL} there for the whole stay{ROOMS}{RPRICE}",
+    "a {HOTEL} in {AT} for those nights{ROOMS}{RPRICE}",
 )
 OPENERS = (
     ("I need ", "."), ("Please find ", "."), ("Can you book ", "?"), ("Looking for ", "."),
     ("Book ", ", thanks."), ("Help me find ", "."), ("I'd like to reserve ", "."),
-    ("Could you search for ", "?"), ("Hi! I'm looking for ", "."), ("Find me ", "."),
+    ("Could you search for ", "?"), ("Hey, I'm trying to find ", "."), ("Find me ", "."),
     ("We need ", "."), ("Could you get me ", "?"), ("Searching for ", "."), ("Reserve ", "."),
     ("Please look up ", "."), ("What do you have for ", "?"), ("Show me ", "."),
     ("My wife and I need ", "."), ("Is there availability for ", "?"), ("", ""),
 )  # fmt: skip
 PAX_CLAUSES = (
-    " for {num_adults}", " for {num_adults} and {num_children}", ", {num_adults} and {num_children}",
-    " for {num_adults} plus {num_children}",
+    " for {num_adults}", " for {num_adults} and {num_children}",
+    ", {num_adults} and {num_children}", " for {num_adults} plus {num_children}",
 )  # fmt: skip
 TPRICE = {
     "max": (", under {max_price_ticket} per ticket", ", max {max_price_ticket} each",
@@ -122,7 +124,11 @@ def _pax(rng: random.Random, values: dict[str, str], prog: dict[str, Any]) -> st
 
 
 def _price_clause(
-    rng: random.Random, table: dict[str, tuple[str, ...]], low: int, high: int, keys: tuple[str, str]
+    rng: random.Random,
+    table: dict[str, tuple[str, ...]],
+    low: int,
+    high: int,
+    keys: tuple[str, str],
 ) -> tuple[str, dict[str, int], dict[str, str]]:
     which = rng.choices(("max", "min", "both"), weights=(6, 1, 3))[0]
     prog, texts = {}, {}
@@ -186,7 +192,9 @@ def _trip(
     prog.update(means_of_transportation=transport, location_from=origin, location_to=dest)
     values.update(location_from=origin, location_to=dest)
     verb = kind == "trip tickets" and rng.random() < 0.3
-    values["means_of_transportation"] = rng.choice((TRANSPORT_VERBS if verb else TRANSPORT_NOUNS)[transport])
+    values["means_of_transportation"] = rng.choice(
+        (TRANSPORT_VERBS if verb else TRANSPORT_NOUNS)[transport]
+    )
     trip = rng.choice(TRIP_VERB if verb else TRIP_PARTS)
     start = random_date(rng, dt.date(2024, 1, 1), dt.date(2026, 12, 8))
     if kind == "both" and rng.random() < 0.75:
@@ -202,15 +210,19 @@ def _trip(
         if kind == "both":
             prog["checkin_date"], prog["checkout_date"] = checkin, checkout
     trip = trip.replace("{D1}", "{" + keys[0] + "}")
-    trip = trip.replace("{RET}", rng.choice(RETURNS) if ret else "").replace("{D2}", "{" + keys[1] + "}")
-    for key, day in zip(keys[: 1 + ret], dates):
+    trip = trip.replace("{RET}", rng.choice(RETURNS) if ret else "").replace(
+        "{D2}", "{" + keys[1] + "}"
+    )
+    for key, day in zip(keys[: 1 + ret], dates[: 1 + ret], strict=True):
         prog[key], values[key] = day, date_text(rng, day)
     pax = _pax(rng, values, prog)
     trip = trip.replace("{PAX}", pax) if "{PAX}" in trip else trip + pax
     tprice = ""
     if rng.random() < 0.4:
         low, high = _round(rng, 30, 2000)
-        tprice, p, t = _price_clause(rng, TPRICE, low, high, ("min_price_ticket", "max_price_ticket"))
+        tprice, p, t = _price_clause(
+            rng, TPRICE, low, high, ("min_price_ticket", "max_price_ticket")
+        )
         prog.update(p)
         values.update(t)
     trip = trip.replace("{TPRICE}", tprice) if "{TPRICE}" in trip else trip + tprice
@@ -225,7 +237,7 @@ def _hotel(rng: random.Random, kind: str, values: dict[str, str], prog: dict[str
     dated = "checkin_date" not in values
     template = rng.choice(HOTEL_PARTS if dated else HOTEL_NO_DATES)
     city = prog.get("location_to", "")
-    if kind == "hotels" or (rng.random() < 0.15 and "{location}" in template):
+    if kind == "hotels" or (rng.random() < 0.15 and "{AT}" in template):
         city = rng.choice([c for c in TRAVEL_CITIES if c != city])
     prog["location"] = city
     values["location"] = city
@@ -251,6 +263,11 @@ def _hotel(rng: random.Random, kind: str, values: dict[str, str], prog: dict[str
 
 
 CONNECTORS = (", plus ", ", and also ", ". Also book ", ". I also need ", " - and ")
+SHORT = {
+    "{MODE}": "{means_of_transportation}", "{FROM}": "{location_from}", "{TO}": "{location_to}",
+    "{HOTEL}": "{booking_type}", "{IN}": "{checkin_date}", "{OUT}": "{checkout_date}",
+    "{AT}": "{location}",
+}  # fmt: skip
 ORDER = (
     "booking_type", "means_of_transportation", "location_from", "location_to", "num_adults",
     "num_children", "departure_date", "return_date", "min_price_ticket", "max_price_ticket",
@@ -259,7 +276,8 @@ ORDER = (
 )  # fmt: skip
 SETTERS = {
     "booking_type": "select_booking_type", "means_of_transportation": "select_transportation",
-    "location_from": "set_origin", "location_to": "set_destination", "location": "set_hotel_location",
+    "location_from": "set_origin", "location_to": "set_destination",
+    "location": "set_hotel_location",
     "departure_date": "set_departure_date", "return_date": "set_return_date",
     "checkin_date": "set_checkin_date", "checkout_date": "set_checkout_date",
     "min_price_ticket": "set_min_ticket_price", "max_price_ticket": "set_max_ticket_price",
@@ -280,7 +298,10 @@ def _program(prog: dict[str, Any]) -> str:
             var = "hotel_location" if key == "location" and "location_to" in prog else key
             lines += [f'{var} = Loc("{value}")', f"API.{setter}({var})"]
         elif isinstance(value, dt.date):
-            lines += [f"{key} = Date({value.month}, {value.day}, {value.year})", f"API.{setter}({key})"]
+            lines += [
+                f"{key} = Date({value.month}, {value.day}, {value.year})",
+                f"API.{setter}({key})",
+            ]
         elif isinstance(value, str):
             lines.append(f'API.{setter}("{value}")')
         else:
@@ -304,8 +325,10 @@ def _record(rng: random.Random) -> dict[str, Any]:
                 booking_type=rng.choice(HOTEL_WORDS),
             )
             rooms = _rooms(rng, values, prog).lstrip(", ")
-            template = "I'll be in {location} from {checkin_date} to {checkout_date}. Need a {booking_type}"
-            template += (", " + rooms if rooms and not rooms.startswith("with") else " " + rooms) + "."
+            template = "I'll be in {AT} from {IN} to {OUT}. Need a {HOTEL}"
+            template += (
+                ", " + rooms if rooms and not rooms.startswith("with") else " " + rooms
+            ) + "."
         else:
             opener, end = rng.choice(OPENERS)
             template = opener + _hotel(rng, kind, values, prog) + end
@@ -317,6 +340,8 @@ def _record(rng: random.Random) -> dict[str, Any]:
         trip, end = _trip(rng, kind, values, prog)
         connector = rng.choice(CONNECTORS if end != "?" else CONNECTORS[:2])
         template = trip + connector + _hotel(rng, kind, values, prog) + end
+    for short, name in SHORT.items():
+        template = template.replace(short, name)
     pieces = fill(template, values)
     query, slots = render(rng, pieces)
     slots.setdefault("location", slots.get("location_to", ""))
@@ -329,21 +354,6 @@ def _record(rng: random.Random) -> dict[str, Any]:
 
 
 def generate(split: str, n: int, seed: int) -> list[dict[str, Any]]:
-    """``n`` records for ``split`` ('test' or 'train'); the same arguments give the same list.
-
-    Train and test use different random streams, and train also skips any query that occurs
-    in the default-size test set for the same seed, so the two never share a query.
-    """
-    if split not in ("test", "train"):
-        raise ValueError(f"split must be 'test' or 'train', not {split!r}")
-    rng = random.Random(f"{TASK}-{split}-{seed}")
-    seen: set[str] = set()
-    if split == "train":
-        seen = {r["prompt"].lower() for r in generate("test", DEFAULT_TEST_SIZE, seed)}
-    records: list[dict[str, Any]] = []
-    while len(records) < n:
-        record = _record(rng)
-        if record["prompt"].lower() not in seen:
-            seen.add(record["prompt"].lower())
-            records.append(record)
-    return records
+    """``n`` records for ``split`` ('test' or 'train'); the same arguments give the same list,
+    and train never repeats a query of the default test set (see ``generate_unique``)."""
+    return generate_unique(TASK, split, n, seed, _record, DEFAULT_TEST_SIZE)

@@ -87,8 +87,7 @@ def _program(*lines: str) -> str:
 
 EXAMPLES: list[tuple[str, str]] = [
     (
-        "I want to buy a condo or townhouse in Denver with 2 bedrooms and 2 bathrooms, "
-        "under $650,000.",
+        "Looking to buy a condo or townhouse in Denver: 2 bedrooms, 2 bathrooms, under $650,000.",
         _program(
             'API.set_location("Denver")',
             'API.set_buy_or_rent("buy")',

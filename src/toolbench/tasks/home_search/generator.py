@@ -15,10 +15,10 @@ from typing import Any
 
 from toolbench.tasks._pools import (
     US_CITIES,
-    Piece,
     article,
     count,
     fill,
+    generate_unique,
     join_or,
     money,
     number_word,
@@ -151,7 +151,10 @@ PHRASES: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "garages": {"with": ("{num_garages}",), "sentence": ("Has to have {num_garages}.",)},
     "pools": {"with": ("{num_swimming_pools}",), "sentence": ("I'd love {num_swimming_pools}.",)},
-    "balconies": {"with": ("{num_balconies}",), "sentence": ("It should come with {num_balconies}.",)},
+    "balconies": {
+        "with": ("{num_balconies}",),
+        "sentence": ("It should come with {num_balconies}.",),
+    },
     "floor": {
         "clause": ("on {floor_number}", "located on {floor_number}"),
         "sentence": ("It should be on {floor_number}.", "Needs to be on {floor_number}."),
@@ -207,9 +210,12 @@ def _choose_groups(rng: random.Random, types: list[str]) -> list[str]:
     k = rng.choices(range(1, 8), weights=(10, 20, 24, 20, 14, 8, 4))[0]
     pool = list(GROUPS)
     weights = list(GROUP_WEIGHTS)
-    if types == ["Land"]:
-        keep = [i for i, g in enumerate(pool) if g not in INDOOR_ONLY]
-        pool, weights = [pool[i] for i in keep], [weights[i] for i in keep]
+    # Keep requests plausible: no bedrooms on bare land, no floor number for a house.
+    banned = set(INDOOR_ONLY) if types == ["Land"] else set()
+    if types and not set(types) <= {"Condo", "Apartment", "Co-op"}:
+        banned.add("floor")
+    keep = [i for i, g in enumerate(pool) if g not in banned]
+    pool, weights = [pool[i] for i in keep], [weights[i] for i in keep]
     chosen: list[str] = []
     while pool and len(chosen) < k:
         i = rng.choices(range(len(pool)), weights=weights)[0]
@@ -218,7 +224,9 @@ def _choose_groups(rng: random.Random, types: list[str]) -> list[str]:
     return chosen
 
 
-def _values(rng: random.Random, group: str, mode: str) -> tuple[str, dict[str, Any], dict[str, str]]:
+def _values(
+    rng: random.Random, group: str, mode: str
+) -> tuple[str, dict[str, Any], dict[str, str]]:
     """Pick a value for a criterion group: (phrase group, program values, slot texts)."""
     per = ""
     if mode == "rent":
@@ -335,7 +343,9 @@ def _record(rng: random.Random) -> dict[str, Any]:
         if group in ("beds", "baths") and rng.random() < 0.45:
             premods.append("{" + key + "}")
             n = group_prog[key]
-            short = rng.choice({"beds": ("bedroom", "bed", "br"), "baths": ("bath", "bathroom")}[group])
+            short = rng.choice(
+                {"beds": ("bedroom", "bed", "br"), "baths": ("bath", "bathroom")}[group]
+            )
             spelled = n == int(n) and n <= 6 and rng.random() < 0.3
             num = number_word(int(n)) if spelled else f"{n:g}"
             values[key] = f"{num}-{short}" if short != "br" else f"{n:g}br"
@@ -359,7 +369,9 @@ def _record(rng: random.Random) -> dict[str, Any]:
     else:
         template += "".join((", " if i else " ") + t for i, t in enumerate(tail))
         question = opener.startswith(("Are", "Any", "Can", "Could"))
-        template += "?" if question else rng.choice((".", ".", "!", "" if not parts["sentence"] else "."))
+        template += (
+            "?" if question else rng.choice((".", ".", "!", "" if not parts["sentence"] else "."))
+        )
         template += "".join(" " + s for s in parts["sentence"])
         if rng.random() < 0.15:
             template += rng.choice((" Thanks!", " Thank you.", " Thanks in advance."))
@@ -384,21 +396,6 @@ def _literal(value: Any) -> str:
 
 
 def generate(split: str, n: int, seed: int) -> list[dict[str, Any]]:
-    """``n`` records for ``split`` ('test' or 'train'); the same arguments give the same list.
-
-    Train and test use different random streams, and train also skips any query that occurs
-    in the default-size test set for the same seed, so the two never share a query.
-    """
-    if split not in ("test", "train"):
-        raise ValueError(f"split must be 'test' or 'train', not {split!r}")
-    rng = random.Random(f"{TASK}-{split}-{seed}")
-    seen: set[str] = set()
-    if split == "train":
-        seen = {r["prompt"].lower() for r in generate("test", DEFAULT_TEST_SIZE, seed)}
-    records: list[dict[str, Any]] = []
-    while len(records) < n:
-        record = _record(rng)
-        if record["prompt"].lower() not in seen:
-            seen.add(record["prompt"].lower())
-            records.append(record)
-    return records
+    """``n`` records for ``split`` ('test' or 'train'); the same arguments give the same list,
+    and train never repeats a query of the default test set (see ``generate_unique``)."""
+    return generate_unique(TASK, split, n, seed, _record, DEFAULT_TEST_SIZE)
