@@ -61,7 +61,7 @@ def server_runs() -> None:
         # Warm the process (SDK imports, connection pool) with requests the measured runs never
         # repeat (another seed), so the measurement is of the pipeline, not of Python's imports.
         run(*base, "--seed", "99", "--limit", "40")
-        args = (*base, "--epochs", "3")
+        args = (*base, "--epochs", "5")
         cold_s, info = run(*args)
         n = sum(sum(c.values()) for c in info["counts"].values())
         rate = info["timing"]["last_session_samples_per_s"]

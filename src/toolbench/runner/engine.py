@@ -19,7 +19,7 @@ from toolbench.prompts.builder import Prompter
 from toolbench.runner.store import Key, RunStore
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.tasks.base import Task, TaskData
-from toolbench.types import Generation, InfraError, Outcome, Sample, Status
+from toolbench.types import Generation, GenerationRequest, InfraError, Outcome, Sample, Status
 
 # Records keep the prediction for audit; a runaway reply is cut to this many characters.
 MAX_PREDICTION_CHARS = 20_000
@@ -46,8 +46,12 @@ class SessionStats:
     counts: dict[str, int] = field(default_factory=lambda: {s.value: 0 for s in Status})
 
 
-def prompt_hash(payload: dict[str, Any]) -> str:
-    text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+def prompt_hash(request: GenerationRequest) -> str:
+    """A short hash of exactly what the model was shown (prompt or messages)."""
+    if request.prompt is not None:
+        text = request.prompt
+    else:
+        text = json.dumps([dict(m) for m in request.messages or ()], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -56,7 +60,7 @@ async def solve_one(
 ) -> tuple[Outcome, Generation | None, str, str]:
     """One sample through the pipeline: (outcome, generation, prediction text, prompt hash)."""
     request = prepared.prompter.request(sample, epoch)
-    phash = prompt_hash({k: v for k, v in request.cache_payload().items() if k != "epoch"})
+    phash = prompt_hash(request)
     try:
         generation = await model.generate(request)
     except InfraError as exc:

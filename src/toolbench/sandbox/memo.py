@@ -14,6 +14,7 @@ import sqlite3
 import sys
 import threading
 from dataclasses import asdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -32,6 +33,8 @@ class ProgramRunner(Protocol):
     def run(self, factory: WorldFactory, program: str) -> ExecResult: ...
 
     async def arun(self, factory: WorldFactory, program: str) -> ExecResult: ...
+
+    def run_many(self, factory: WorldFactory, programs: Sequence[str]) -> list[ExecResult]: ...
 
 
 def _code_digest(factory: WorldFactory, limits: Limits) -> str:
@@ -106,6 +109,17 @@ class MemoizedSandbox:
         result = await self._pool.arun(factory, program)
         self._store(key, result)
         return result
+
+    def run_many(self, factory: WorldFactory, programs: Sequence[str]) -> list[ExecResult]:
+        keys = [self._key(factory, program) for program in programs]
+        results: list[ExecResult | None] = [self._lookup(key) for key in keys]
+        missing = [i for i, result in enumerate(results) if result is None]
+        for i, result in zip(
+            missing, self._pool.run_many(factory, [programs[i] for i in missing]), strict=True
+        ):
+            self._store(keys[i], result)
+            results[i] = result
+        return [r for r in results if r is not None]
 
     def close(self) -> None:
         with self._lock:

@@ -17,6 +17,7 @@ import tempfile
 import threading
 import time
 import weakref
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -145,6 +146,13 @@ class SandboxPool:
 
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._get_executor(), self.run, factory, program)
+
+    def run_many(self, factory: WorldFactory, programs: Sequence[str]) -> list[ExecResult]:
+        """Run programs in parallel across the workers; results in the order given."""
+        if len(programs) <= 1:
+            return [self.run(factory, program) for program in programs]
+        executor = self._get_executor()
+        return list(executor.map(lambda program: self.run(factory, program), programs))
 
     def close(self) -> None:
         with self._cond:

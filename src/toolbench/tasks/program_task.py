@@ -8,7 +8,6 @@ Gold states are computed once, when the data is loaded and validated.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -89,8 +88,7 @@ class ProgramTask:
     def _run_golds(self, samples: Sequence[Sample], sandbox: ProgramRunner) -> dict[str, list[Any]]:
         """Execute every gold program; any failure is a data error naming file:line."""
         jobs = [(s, i, label) for s in samples for i, label in enumerate(s.labels)]
-        with ThreadPoolExecutor(max_workers=8) as threads:
-            results = list(threads.map(lambda job: sandbox.run(self.world, job[2]), jobs))
+        results = sandbox.run_many(self.world, [label for _, _, label in jobs])
         gold: dict[str, list[Any]] = {s.id: [] for s in samples}
         for (sample, index, _), result in zip(jobs, results, strict=True):
             if not result.ok:
