@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.fakeserver import FakeOpenAIServer  # noqa: E402
-from toolbench.cli import main  # noqa: E402
+from tests.fakeserver import FakeOpenAIServer
+from toolbench.cli import main
 
 
 def run(*args: str) -> tuple[float, dict]:
@@ -48,7 +48,8 @@ def oracle_throughput() -> None:
         rate = info["timing"]["last_session_samples_per_s"]
         print(
             f"oracle throughput  {task:<12} {done} samples  {rate:8.0f} samples/s  "
-            f"(target 1000: {rate / 1000:.2f}x)  success={info['metrics'][task]['success_rate']:.3f}"
+            f"(target 1000: {rate / 1000:.2f}x)  "
+            f"success={info['metrics'][task]['success_rate']:.3f}"
         )
 
 
@@ -56,8 +57,10 @@ def server_runs() -> None:
     cache_dir = tempfile.mkdtemp(prefix="tb-cache-")
     os.environ["TOOLBENCH_CACHE_DIR"] = cache_dir
     with FakeOpenAIServer(delay_s=0.2, answer="API.search()", subprocess=True) as server:
-        base = ("run", "home_search,booking", "--model", "openai:bench", "--base-url", server.base_url,
-                "--concurrency", "32")  # fmt: skip
+        base = (
+            "run", "home_search,booking", "--model", "openai:bench",
+            "--base-url", server.base_url, "--concurrency", "32",
+        )  # fmt: skip
         # Warm the process (SDK imports, connection pool) with requests the measured runs never
         # repeat (another seed), so the measurement is of the pipeline, not of Python's imports.
         run(*base, "--seed", "99", "--limit", "40")

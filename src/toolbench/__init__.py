@@ -1,2 +1,3 @@
 """toolbench: offline, safe, reproducible evaluation of LLM tool use."""
+
 __version__ = "0.1.0"

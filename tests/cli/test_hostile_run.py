@@ -13,19 +13,23 @@ import pytest
 from tests.conftest import CliResult, read_run
 from tests.sandbox.hostile_programs import BOOKING, HOSTILE_PROGRAMS, SENTINEL
 
-
 # Programs that need Loc/Date only make sense in booking; booking gets the whole corpus.
 HOME_CORPUS = [(name, src) for name, src in HOSTILE_PROGRAMS if name not in BOOKING]
 
 
-@pytest.mark.parametrize(("task", "corpus"), [("home_search", HOME_CORPUS), ("booking", HOSTILE_PROGRAMS)])
+@pytest.mark.parametrize(
+    ("task", "corpus"), [("home_search", HOME_CORPUS), ("booking", HOSTILE_PROGRAMS)]
+)
 def test_hostile_corpus_through_a_full_run(
     cli: Callable[..., CliResult], tmp_path: Path, task: str, corpus: list[tuple[str, str]]
 ) -> None:
     Path(SENTINEL).unlink(missing_ok=True)
     replay = tmp_path / "hostile.jsonl"
     replay.write_text(
-        "".join(json.dumps({"id": str(i), "prediction": src}) + "\n" for i, (_, src) in enumerate(corpus))
+        "".join(
+            json.dumps({"id": str(i), "prediction": src}) + "\n"
+            for i, (_, src) in enumerate(corpus)
+        )
     )
     environ = dict(os.environ)
     out = tmp_path / "run"
@@ -47,5 +51,8 @@ def test_hostile_corpus_through_a_full_run(
     assert not Path(SENTINEL).exists()
     assert dict(os.environ) == environ
     # The harness is intact: the same process can still run a clean evaluation.
-    assert cli("run", task, "--model", "oracle", "--limit", "5", "--out", str(tmp_path / "after"))[0] == 0
+    assert (
+        cli("run", task, "--model", "oracle", "--limit", "5", "--out", str(tmp_path / "after"))[0]
+        == 0
+    )
     assert read_run(tmp_path / "after")[0]["metrics"][task]["success_rate"] == 1.0

@@ -14,7 +14,9 @@ from toolbench.tasks.registry import TASKS
 
 
 def _replay_file(path: Path, predictions: dict[str, str]) -> Path:
-    path.write_text("".join(json.dumps({"id": k, "prediction": v}) + "\n" for k, v in predictions.items()))
+    path.write_text(
+        "".join(json.dumps({"id": k, "prediction": v}) + "\n" for k, v in predictions.items())
+    )
     return path
 
 
@@ -22,12 +24,19 @@ def test_report_gives_intervals_and_paired_difference(
     cli: Callable[..., CliResult], tmp_path: Path
 ) -> None:
     good, bad = tmp_path / "oracle", tmp_path / "replay"
-    assert cli("run", "home_search", "--model", "oracle", "--limit", "30", "--out", str(good))[0] == 0
+    assert (
+        cli("run", "home_search", "--model", "oracle", "--limit", "30", "--out", str(good))[0] == 0
+    )
     # Half the answers are right; half set a criterion before the location (a crash).
     golds = {r["id"]: r["prediction"] for r in read_run(good)[1]}
     predictions = {k: (v if int(k) % 2 else "API.set_num_beds(2)") for k, v in golds.items()}
     replay = _replay_file(tmp_path / "preds.jsonl", predictions)
-    assert cli("run", "home_search", "--model", f"replay:{replay}", "--limit", "30", "--out", str(bad))[0] == 0
+    assert (
+        cli(
+            "run", "home_search", "--model", f"replay:{replay}", "--limit", "30", "--out", str(bad)
+        )[0]
+        == 0
+    )
 
     code, out, _ = cli("report", str(good), str(bad), "--json")
     assert code == 0
@@ -43,7 +52,9 @@ def test_report_gives_intervals_and_paired_difference(
     assert code == 0 and "paired difference" in out and "95% CI" in out
 
 
-def test_report_on_a_missing_folder_is_a_user_error(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+def test_report_on_a_missing_folder_is_a_user_error(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
     code, _, err = cli("report", str(tmp_path / "nope"))
     assert code == 2 and "not a run folder" in err
 
@@ -53,7 +64,9 @@ def test_data_generate_reproduces_committed_files(
     cli: Callable[..., CliResult], tmp_path: Path, task: str
 ) -> None:
     out = tmp_path / task
-    assert cli("data", "generate", task, "--split", "test", "--seed", "0", "--out", str(out))[0] == 0
+    assert (
+        cli("data", "generate", task, "--split", "test", "--seed", "0", "--out", str(out))[0] == 0
+    )
     committed = TASKS[task].package_dir / "data" / "v0"  # type: ignore[attr-defined]
     for rel in ["test.jsonl", *(f"functions/{p.name}" for p in (committed / "functions").iterdir()),
                 *(f"examples/{p.name}" for p in (committed / "examples").iterdir())]:  # fmt: skip
@@ -67,7 +80,22 @@ def test_train_split_gives_prompt_completion_pairs_disjoint_from_test(
     cli: Callable[..., CliResult], tmp_path: Path
 ) -> None:
     out = tmp_path / "train"
-    assert cli("data", "generate", "booking", "--split", "train", "--n", "50", "--seed", "3", "--out", str(out))[0] == 0
+    assert (
+        cli(
+            "data",
+            "generate",
+            "booking",
+            "--split",
+            "train",
+            "--n",
+            "50",
+            "--seed",
+            "3",
+            "--out",
+            str(out),
+        )[0]
+        == 0
+    )
     lines = [json.loads(line) for line in (out / "train.jsonl").read_text().splitlines()]
     assert len(lines) == 50
     assert all(x["prompt"].endswith(f"Task: {x['query']}\nAction:\n") for x in lines)
@@ -77,13 +105,28 @@ def test_train_split_gives_prompt_completion_pairs_disjoint_from_test(
     assert not test_queries & {x["query"] for x in lines}
 
 
-def test_dense_retriever_run_and_embedding_cache(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+def test_dense_retriever_run_and_embedding_cache(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
     out = tmp_path / "dense"
-    args = ("run", "booking", "--model", "oracle", "--retriever", "dense", "--limit", "5", "--out", str(out))
+    args = (
+        "run",
+        "booking",
+        "--model",
+        "oracle",
+        "--retriever",
+        "dense",
+        "--limit",
+        "5",
+        "--out",
+        str(out),
+    )
     assert cli(*args)[0] == 0
     info, _ = read_run(out)
     assert info["metrics"]["booking"]["success_rate"] == 1.0
     cache = Path(__import__("os").environ["TOOLBENCH_CACHE_DIR"]) / "embeddings"
     assert len(list(cache.glob("*.npy"))) == 2  # functions and examples, embedded once
-    code, prompt, _ = cli("prompt", "booking", "--sample", "3", "--retriever", "dense", "--top-k-api", "4")
+    code, prompt, _ = cli(
+        "prompt", "booking", "--sample", "3", "--retriever", "dense", "--top-k-api", "4"
+    )
     assert code == 0 and prompt.count("\nAPI.") + prompt.startswith("API.") >= 1

@@ -57,9 +57,16 @@ def test_kill_9_midway_then_resume_equals_uninterrupted(
         expected, _ = read_run(reference)
 
         resumed = tmp_path / "resumed"
-        command = [sys.executable, "-m", "toolbench.cli", *_args(server, resumed, "--no-cache", "--epochs", "2")]
+        command = [
+            sys.executable,
+            "-m",
+            "toolbench.cli",
+            *_args(server, resumed, "--no-cache", "--epochs", "2"),
+        ]
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        proc = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+        )
         samples = resumed / "samples.jsonl"
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -88,7 +95,9 @@ def test_flaky_server_gives_a_complete_correct_run(
     with FakeOpenAIServer(answer=scripted_answer) as clean:
         assert cli(*_args(clean, tmp_path / "clean", "--no-cache"))[0] == 0
     expected, _ = read_run(tmp_path / "clean")
-    with FakeOpenAIServer(answer=scripted_answer, fail_every=3, fail_status=429, retry_after="0") as flaky:
+    with FakeOpenAIServer(
+        answer=scripted_answer, fail_every=3, fail_status=429, retry_after="0"
+    ) as flaky:
         code, _, _ = cli(*_args(flaky, tmp_path / "flaky", "--no-cache"))
         assert flaky.failures >= 10
     assert code == 0
@@ -103,7 +112,9 @@ def test_dead_server_gives_infra_errors_retried_on_resume(
     cli: Callable[..., CliResult], tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
-    with FakeOpenAIServer(answer=scripted_answer, fail_always=True, fail_status=503, retry_after="0") as server:
+    with FakeOpenAIServer(
+        answer=scripted_answer, fail_always=True, fail_status=503, retry_after="0"
+    ) as server:
         code, stdout, _ = cli(*_args(server, out, "--max-retries", "1", "--limit", "10"))
         assert code == 3
         assert "infra errors remain" in stdout
@@ -143,7 +154,9 @@ def test_second_identical_run_makes_zero_model_calls(
 def test_modes_reach_the_server_with_the_right_endpoint(
     cli: Callable[..., CliResult], tmp_path: Path, mode: str
 ) -> None:
-    with FakeOpenAIServer(answer=lambda body: "```python\n" + scripted_answer(body) + "\n```") as server:
+    with FakeOpenAIServer(
+        answer=lambda body: "```python\n" + scripted_answer(body) + "\n```"
+    ) as server:
         code, _, _ = cli(*_args(server, tmp_path / mode, "--mode", mode, "--limit", "6"))
         assert code == 0
         request = server.requests[0]

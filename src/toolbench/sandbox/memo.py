@@ -13,8 +13,8 @@ import json
 import sqlite3
 import sys
 import threading
-from dataclasses import asdict
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Protocol
 
