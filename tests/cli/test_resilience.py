@@ -165,3 +165,27 @@ def test_modes_reach_the_server_with_the_right_endpoint(
     assert request["stop"] == ["------", "Task:"]
     info, _ = read_run(tmp_path / mode)
     assert info["counts"]["home_search"]["scored"] == 6
+
+
+def test_ctrl_c_leaves_a_resumable_run(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    with FakeOpenAIServer(delay_s=0.05, answer=scripted_answer) as server:
+        command = [sys.executable, "-m", "toolbench.cli", *_args(server, out, "--no-cache")]
+        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        samples = out / "samples.jsonl"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if samples.is_file() and samples.read_text().count("\n") >= 10:
+                break
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 130
+        assert b"run the same command again to resume" in err
+        info, partial = read_run(out)
+        assert info["status"] == "interrupted"
+        assert 10 <= len(partial) < 40
+        assert cli(*_args(server, out, "--no-cache"))[0] == 0
+    info, records = read_run(out)
+    assert info["status"] == "complete" and info["timing"]["sessions"] == 2
+    assert len({r["id"] for r in records}) == len(records) == 40

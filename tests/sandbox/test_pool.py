@@ -174,3 +174,25 @@ def test_worker_that_cannot_start_raises(monkeypatch: pytest.MonkeyPatch) -> Non
         with pytest.raises(SandboxError, match="exited with status 7"):
             sandbox.run(home_world, _program(1))
         assert not sandbox._res.live and sandbox._starting == 0
+
+
+def test_orphaned_workdirs_of_dead_processes_are_removed(tmp_path: Path) -> None:
+    import tempfile
+
+    from toolbench.sandbox.pool import WORKDIR_PREFIX, _process_alive
+
+    dead = next(pid for pid in range(4_000_000, 4_100_000) if not _process_alive(pid))
+    root = Path(tempfile.gettempdir())
+    orphan = root / f"{WORKDIR_PREFIX}{dead}-test"
+    mine = root / f"{WORKDIR_PREFIX}{os.getpid()}-test"
+    orphan.mkdir()
+    mine.mkdir()
+    try:
+        with SandboxPool(workers=1) as pool:
+            assert pool.run(home_world, "API.search()").ok
+        assert not orphan.exists()
+        assert mine.exists()  # a live process's dir is never touched
+    finally:
+        for folder in (orphan, mine):
+            if folder.exists():
+                folder.rmdir()

@@ -10,6 +10,7 @@ the next demand. Callers get an ``ExecResult`` for anything a program does, and 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -20,6 +21,7 @@ import weakref
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from toolbench.sandbox._process import SandboxError, WorkerProcess
@@ -55,6 +57,34 @@ def _factory_ref(factory: WorldFactory) -> str:
     return f"{module}:{qualname}"
 
 
+WORKDIR_PREFIX = "toolbench-sandbox-"
+
+
+def _remove_orphaned_workdirs() -> None:
+    """Remove empty work dirs left by harness processes that were killed (kill -9 skips cleanup).
+
+    Each dir is named after the pid of the process that made it; a dir whose process is gone is
+    an orphan. Only empty dirs are removed, so nothing of anyone else's is ever deleted.
+    """
+    root = Path(tempfile.gettempdir())
+    for folder in root.glob(f"{WORKDIR_PREFIX}*-*"):
+        pid_text = folder.name[len(WORKDIR_PREFIX) :].split("-", 1)[0]
+        if not pid_text.isdigit() or _process_alive(int(pid_text)):
+            continue
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # fails, harmlessly, unless the dir is empty
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class _Resources:
     """Everything that must be released even if the pool is garbage-collected unclosed."""
 
@@ -69,7 +99,8 @@ class _Resources:
             if self.closed:
                 raise SandboxError("the sandbox pool is closed")
             if self.workdir is None:
-                self.workdir = tempfile.mkdtemp(prefix="toolbench-sandbox-")
+                _remove_orphaned_workdirs()
+                self.workdir = tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-")
                 os.chmod(self.workdir, 0o555)  # programs cannot write here even if they got out
             return self.workdir
 
