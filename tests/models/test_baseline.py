@@ -24,8 +24,9 @@ from hypothesis import strategies as st
 
 from toolbench.data.examples import format_example
 from toolbench.models.base import Model, ModelOutputError
-from toolbench.models.baseline import BaselineModel, parse_literals, split_blocks, template_key
+from toolbench.models.baseline import BaselineModel
 from toolbench.models.entities import extract_entities, parse_number
+from toolbench.models.programs import parse_literals, split_blocks, template_key
 from toolbench.sandbox.world import World
 from toolbench.tasks.booking import docs as booking_docs
 from toolbench.tasks.booking import generator as booking_gen

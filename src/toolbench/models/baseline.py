@@ -24,7 +24,6 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote_plus
 
 from toolbench.data.examples import parse_example
 from toolbench.models.base import ModelOutputError
@@ -37,145 +36,28 @@ from toolbench.models.entities import (
     surface_match,
     words,
 )
+from toolbench.models.programs import (
+    QUOTED,
+    Lit,
+    Template,
+    as_number,
+    date_order,
+    entity_raw,
+    parse_literals,
+    render,
+    split_blocks,
+    template_key,
+)
 from toolbench.types import Doc, Generation, GenerationRequest
 
-_PARAM = re.compile(r"(?<=[?&])[\w.]+=([^&'\"\s#]*)")
-_LITERAL = re.compile(
-    r"(?P<list>\[\s*(?:(?:\"[^\"\n]*\"|'[^'\n]*')\s*,?\s*)*\])"
-    r"|(?P<str>\"[^\"\n]*\"|'[^'\n]*')"
-    r"|(?P<num>(?<![\w.])-?\d+(?:\.\d+)?(?![\w.]))"
-)
-_ASSIGN = re.compile(r"^\s*([A-Za-z_]\w*)\s*=(?!=)")
-_QUOTED = re.compile(r"(?<![A-Za-z])(?:'([^']+)'|\"([^\"]+)\")(?![A-Za-z])")
 _STOP_WORDS = "the a an to of in on for and or with is be it as by at this that"
 _STOP = frozenset(_STOP_WORDS.split())
-_DATE_ORDERS = ((0, 1, 2), (1, 0, 2), (2, 0, 1), (2, 1, 0), (0, 2, 1), (1, 2, 0))
 NONE = ("", -1)  # the class of values no block uses
 THRESHOLD = 0.5  # least cue evidence for a value to be used at all
 SKELETON_BONUS = 0.5  # a block of the nearest demonstration is the likelier reading
 FOUND_BONUS = 5.0  # a choice named in the query that no demonstration used (log-odds)
 WORD_WEIGHT = 0.5  # query words are correlated; naive Bayes would over-count them
 NAMED_WEIGHT = 4.0  # a choice named in the query is the strongest word evidence
-
-
-@dataclass
-class Lit:
-    """A literal in a block: kind 'num', 'str', 'list', 'param' or 'date' (three numbers)."""
-
-    kind: str
-    spans: list[tuple[int, int]]
-    value: Any
-    quote: str = '"'
-
-
-@dataclass
-class Template:
-    """A block with its literals masked, as first seen, plus what the demonstrations put in."""
-
-    key: str
-    text: str
-    lits: list[Lit]
-    functions: tuple[str, ...]
-    positions: list[float] = field(default_factory=list)
-    values: dict[int, list[tuple[int, Any]]] = field(default_factory=dict)  # p -> (demo, value)
-
-
-def parse_literals(block: str) -> list[Lit]:
-    """The literals of a block, with three integers in a row in one call merged into a date."""
-    params = [(m.span(1), unquote_plus(m.group(1))) for m in _PARAM.finditer(block)]
-    lits = [Lit("param", [span], value) for span, value in params]
-    for m in _LITERAL.finditer(block):
-        if any(m.start() <= span[0] < m.end() for span, _ in params):
-            continue  # a URL: the values of its query parameters are the literals
-        if m.group("list"):
-            items = [a or b for a, b in re.findall(r"\"([^\"]*)\"|'([^']*)'", m.group())]
-            lits.append(Lit("list", [m.span()], items, (re.findall(r"[\"']", m.group()) or '"')[0]))
-        elif m.group("str"):
-            lits.append(Lit("str", [m.span()], m.group()[1:-1], m.group()[0]))
-        else:
-            lits.append(Lit("num", [m.span()], float(m.group())))
-    merged: list[Lit] = []
-    for lit in sorted(lits, key=lambda x: x.spans[0]):
-        a, b = merged[-2:] if len(merged) >= 2 else (None, None)
-        if (
-            a is not None
-            and b is not None
-            and lit.kind == a.kind == b.kind == "num"
-            and re.fullmatch(r"\s*,\s*", block[a.spans[0][1] : b.spans[0][0]])
-            and re.fullmatch(r"\s*,\s*", block[b.spans[0][1] : lit.spans[0][0]])
-        ):
-            merged[-2:] = [
-                Lit("date", a.spans + b.spans + lit.spans, (a.value, b.value, lit.value))
-            ]
-        else:
-            merged.append(lit)
-    return merged
-
-
-def split_blocks(program: str) -> list[str]:
-    """Lines, with ``x = ...`` joined to the next line when that line uses ``x``."""
-    lines = [line for line in program.strip().splitlines() if line.strip()]
-    blocks: list[str] = []
-    i = 0
-    while i < len(lines):
-        m = _ASSIGN.match(lines[i])
-        if m and i + 1 < len(lines) and re.search(rf"\b{m.group(1)}\b", lines[i + 1]):
-            blocks.append(lines[i] + "\n" + lines[i + 1])
-            i += 2
-        else:
-            blocks.append(lines[i])
-            i += 1
-    return blocks
-
-
-def template_key(block: str, lits: list[Lit]) -> str:
-    marks = {"num": "<N>", "str": "<S>", "list": "<L>", "param": "<P>", "date": "<D>"}
-    out, pos = [], 0
-    for lit in lits:
-        out += [block[pos : lit.spans[0][0]], marks[lit.kind]]
-        pos = lit.spans[-1][1]
-    return "".join([*out, block[pos:]])
-
-
-def _number(text: str) -> float | None:
-    try:
-        return float(text)
-    except ValueError:
-        return None
-
-
-def _date_order(lit: tuple[float, ...], date: tuple[int, int, int]) -> tuple[int, ...] | None:
-    """Which date component (0 month, 1 day, 2 year) fills each of the three literals."""
-    for order in _DATE_ORDERS:
-        if all(abs(lit[i] - date[c]) < 1e-9 for i, c in enumerate(order)):
-            return order
-    return None
-
-
-def _render(block: str, lits: list[Lit], raws: dict[int, list[str]]) -> str:
-    """``block`` with literal p replaced by ``raws[p]`` (one text per span of the literal)."""
-    edits = [
-        (s, r)
-        for p, lit in enumerate(lits)
-        if p in raws
-        for s, r in zip(lit.spans, raws[p], strict=True)
-    ]
-    for (start, end), raw in sorted(edits, reverse=True):
-        block = block[:start] + raw + block[end:]
-    return block
-
-
-def _entity_raw(lit: Lit, e: Entity, order: tuple[int, ...]) -> list[str]:
-    """How a query value is written in place of literal ``lit``."""
-    if e.kind == "date":
-        return [str(e.value[c]) for c in order]
-    if e.kind == "number":
-        v = float(e.value)
-        return [str(int(v)) if v.is_integer() else repr(v)]
-    value = str(e.value)
-    if lit.kind == "param":
-        return [value.replace(" ", "+")]
-    return [f"{lit.quote}{value}{lit.quote}"]
 
 
 class Learner:
@@ -187,7 +69,7 @@ class Learner:
         self.allowed: dict[str, list[str]] = {}
         for doc in functions:  # quoted values in a description are the allowed values
             description = " ".join(x for x in doc.text.splitlines() if x.startswith("#"))
-            values = [a or b for a, b in _QUOTED.findall(description)]
+            values = [a or b for a, b in QUOTED.findall(description)]
             values = [v for v in dict.fromkeys(values) if not re.search(r"[(.=]", v)]
             if len(values) >= 2:
                 self.allowed[doc.name] = values
@@ -278,13 +160,13 @@ class Learner:
             if lit.kind == "num" and e.kind == "number" and abs(e.value - lit.value) < 1e-9:
                 return i, (0, 1, 2)
             if lit.kind == "date" and e.kind == "date":
-                order = _date_order(lit.value, e.value)
+                order = date_order(lit.value, e.value)
                 if order is not None:
                     return i, order
             same = str(e.value).lower() == str(lit.value).lower()
             if lit.kind in ("str", "param") and e.kind == "place" and same:
                 return i, (0, 1, 2)
-            if lit.kind == "param" and e.kind == "number" and _number(lit.value) == e.value:
+            if lit.kind == "param" and e.kind == "number" and as_number(lit.value) == e.value:
                 return i, (0, 1, 2)
         return -1, (0, 1, 2)
 
@@ -429,7 +311,7 @@ class Predictor:
             if slots[p]:
                 if cls in q.assigned:
                     e = q.entities[q.assigned[cls]]
-                    raws[p] = _entity_raw(lit, e, learner.date_orders[cls])
+                    raws[p] = entity_raw(lit, e, learner.date_orders[cls])
                 elif skeleton and (lit.kind, str(lit.value)) in q.copies:
                     raws[p] = q.copies[(lit.kind, str(lit.value))]
                 else:
@@ -448,7 +330,7 @@ class Predictor:
             odds = learner.presence(tpl.key, learner.features(q.words, tpl))
             if odds + (SKELETON_BONUS if skeleton else 0.0) <= 0:
                 return None
-        return _render(block, lits, raws)
+        return render(block, lits, raws)
 
     def predict(self, query: str) -> str:
         learner = self.learner
@@ -462,7 +344,7 @@ class Predictor:
             for p, lit in enumerate(lits):
                 if (key, p) in q.assigned:
                     e = q.entities[q.assigned[(key, p)]]
-                    raw = _entity_raw(lit, e, learner.date_orders[(key, p)])
+                    raw = entity_raw(lit, e, learner.date_orders[(key, p)])
                     q.copies.setdefault((lit.kind, str(lit.value)), raw)
         out: list[tuple[float, int, str]] = []
         functions: set[str] = set()
