@@ -49,3 +49,12 @@ def test_fingerprint_mismatch_is_refused(tmp_path: Path) -> None:
     store.check_fingerprint("aaa")
     with pytest.raises(UserError, match="different configuration"):
         store.check_fingerprint("bbb")
+
+
+def test_api_keys_never_reach_run_json() -> None:
+    from toolbench.runner.run import redact_command
+
+    argv = ["toolbench", "run", "x", "--api-key", "sk-secret", "--api-key=sk-other", "--model", "m"]
+    redacted = redact_command(argv)
+    assert "sk-secret" not in " ".join(redacted) and "sk-other" not in " ".join(redacted)
+    assert redacted[-2:] == ["--model", "m"]

@@ -59,6 +59,27 @@ class RunResult:
     stats: SessionStats
 
 
+SECRET_FLAGS = ("--api-key",)
+
+
+def redact_command(argv: list[str]) -> list[str]:
+    """The command line as recorded in run.json, with secrets replaced: run folders get shared."""
+    redacted: list[str] = []
+    hide_next = False
+    for arg in argv:
+        if hide_next:
+            redacted.append("***")
+            hide_next = False
+        elif arg in SECRET_FLAGS:
+            redacted.append(arg)
+            hide_next = True
+        elif arg.startswith(tuple(f"{flag}=" for flag in SECRET_FLAGS)):
+            redacted.append(arg.split("=", 1)[0] + "=***")
+        else:
+            redacted.append(arg)
+    return redacted
+
+
 def prompt_config_for(task: Task, config: RunConfig) -> PromptConfig:
     d = task.defaults
     return PromptConfig(
@@ -210,7 +231,7 @@ def _base_info(
         "toolbench_version": __version__,
         "status": "running",
         "fingerprint": fingerprint,
-        "command": sys.argv,
+        "command": redact_command(sys.argv),
         "config": config.model_dump(mode="json"),
         "data": {
             p.task.name: {

@@ -1,0 +1,22 @@
+"""Every benchmark in one command: ``python benchmarks/run_all.py`` (about 1.5 minutes).
+
+Each script prints its own measurements and the ratio to its target, measured in the same run.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).parent
+SCRIPTS = ("harness.py", "model_server.py", "sandbox_throughput.py")
+
+if __name__ == "__main__":
+    failed = []
+    for script in SCRIPTS:
+        print(f"== {script}", flush=True)
+        if subprocess.call([sys.executable, str(HERE / script)]) != 0:
+            failed.append(script)
+    if failed:
+        sys.exit(f"failed: {', '.join(failed)}")
