@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -20,6 +21,18 @@ from toolbench.tasks.registry import get_task, parse_task_list
 EXIT_INCOMPLETE = 3
 
 
+def prompt_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The RunConfig fields set by the prompt flags that ``run`` and ``prompt`` share."""
+    return {
+        "version": args.data_version,
+        "mode": Mode(args.mode),
+        "retriever": args.retriever,
+        "top_k_api": args.top_k_api,
+        "top_k_example": args.top_k_example,
+        "max_tokens": args.max_tokens,
+    }
+
+
 def command_run(args: argparse.Namespace, console: Console, default_cache: Path) -> int:
     tasks = parse_task_list(args.tasks)  # fail fast on unknown names, before anything else
     if args.data_dir is not None and not args.data_dir.is_dir():
@@ -27,14 +40,9 @@ def command_run(args: argparse.Namespace, console: Console, default_cache: Path)
     config = RunConfig(
         tasks=[t.name for t in tasks],
         model=args.model,
-        version=args.data_version,
         data_dir=str(args.data_dir) if args.data_dir else None,
         base_url=args.base_url,
-        mode=Mode(args.mode),
-        retriever=args.retriever,
-        top_k_api=args.top_k_api,
-        top_k_example=args.top_k_example,
-        max_tokens=args.max_tokens,
+        **prompt_settings(args),
         temperature=args.temperature,
         seed=args.seed,
         epochs=args.epochs,
@@ -106,16 +114,7 @@ def print_summary(result: RunResult, console: Console) -> None:
 
 def command_prompt(args: argparse.Namespace, console: Console, default_cache: Path) -> int:
     task = get_task(args.task)
-    config = RunConfig(
-        tasks=[task.name],
-        model="-",
-        version=args.data_version,
-        mode=Mode(args.mode),
-        retriever=args.retriever,
-        top_k_api=args.top_k_api,
-        top_k_example=args.top_k_example,
-        max_tokens=args.max_tokens,
-    )
+    config = RunConfig(tasks=[task.name], model="-", **prompt_settings(args))
     with SandboxPool(workers=1) as sandbox:
         data = task.load(args.data_version, args.data_dir, sandbox)
     by_id = {s.id: s for s in data.samples}

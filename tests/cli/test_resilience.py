@@ -41,6 +41,16 @@ def scripted_answer(body: dict[str, Any]) -> str:
     return program
 
 
+def wait_for_records(path: Path, count: int, timeout_s: float = 60) -> None:
+    """Wait until a run log holds ``count`` records (the moment to interrupt a run midway)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if path.is_file() and path.read_text().count("\n") >= count:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"{path} never reached {count} records")
+
+
 def _args(server: FakeOpenAIServer, out: Path, *extra: str) -> list[str]:
     return [
         "run", "home_search", "--model", "openai:fake", "--base-url", server.base_url,
@@ -68,11 +78,7 @@ def test_kill_9_midway_then_resume_equals_uninterrupted(
             command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
         )
         samples = resumed / "samples.jsonl"
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if samples.is_file() and samples.read_text().count("\n") >= 25:
-                break
-            time.sleep(0.02)
+        wait_for_records(samples, 25)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
         partial = samples.read_text().count("\n")
@@ -172,12 +178,7 @@ def test_ctrl_c_leaves_a_resumable_run(cli: Callable[..., CliResult], tmp_path: 
     with FakeOpenAIServer(delay_s=0.05, answer=scripted_answer) as server:
         command = [sys.executable, "-m", "toolbench.cli", *_args(server, out, "--no-cache")]
         proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        samples = out / "samples.jsonl"
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if samples.is_file() and samples.read_text().count("\n") >= 10:
-                break
-            time.sleep(0.02)
+        wait_for_records(out / "samples.jsonl", 10)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
         assert proc.returncode == 130
