@@ -22,6 +22,9 @@ class World:
     namespace: dict[str, Any]
     snapshot: Callable[[], Any]
     # Modules a program may import in this world (e.g. pandas for spreadsheets). Empty: none.
+    # Caution: an allowed library brings its own I/O entry points (pandas.read_csv/read_pickle,
+    # DataFrame.to_csv, numpy.load ...), which the RestrictedPython policy does not fence off.
+    # A world that allows one must also deny those entry points (or run under OS isolation).
     allowed_modules: frozenset[str] = field(default_factory=frozenset)
 
 
