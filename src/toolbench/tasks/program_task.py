@@ -12,14 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolbench.data.layout import digest_folder, read_docs, read_test_jsonl
 from toolbench.errors import UserError
 from toolbench.prompts.extract import extract_program
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.sandbox.world import WorldFactory
 from toolbench.tasks.base import TaskData, TaskDefaults, TaskGenerator
+from toolbench.tasks.folder import load_folder, package_versions
 from toolbench.tasks.scoring import best_match, mean_metrics
-from toolbench.types import Outcome, Sample, Status, TaskContext
+from toolbench.types import Outcome, Sample, Status
 
 PROGRAM_METRICS = ("success_rate", "crash_rate", "precision", "recall", "f1")
 
@@ -35,54 +35,11 @@ class ProgramTask:
     generator: TaskGenerator | None = None
 
     def versions(self) -> list[str]:
-        data = self.package_dir / "data"
-        return sorted(p.name for p in data.iterdir() if p.is_dir()) if data.is_dir() else []
-
-    # -- loading -------------------------------------------------------------------------------
-
-    def resolve_folder(self, version: str, data_dir: Path | None) -> Path:
-        """Where test.jsonl lives: ours, or the user's folder in the original layout."""
-        if data_dir is None:
-            folder = self.package_dir / "data" / version
-            if not folder.is_dir():
-                raise UserError(
-                    f"task {self.name} has no version {version!r}; "
-                    f"available: {', '.join(self.versions())}"
-                )
-            return folder
-        candidates = [
-            data_dir / self.name / version,
-            data_dir / "data" / self.name / version,
-            data_dir / version,
-            data_dir,
-        ]
-        for folder in candidates:
-            if (folder / "test.jsonl").is_file():
-                return folder
-        raise UserError(
-            f"--data-dir {data_dir}: no {self.name}/{version}/test.jsonl inside; "
-            "point it at a folder in the ToolBench layout <root>/<task>/<version>/test.jsonl"
-        )
+        return package_versions(self.package_dir)
 
     def load(self, version: str, data_dir: Path | None, sandbox: ProgramRunner) -> TaskData:
-        folder = self.resolve_folder(version, data_dir)
-        ours = self.package_dir / "data" / version
-        functions_dir = (
-            folder / "functions" if (folder / "functions").is_dir() else ours / "functions"
-        )
-        examples_dir = folder / "examples" if (folder / "examples").is_dir() else ours / "examples"
-        samples = read_test_jsonl(folder / "test.jsonl", self.name)
-        context = TaskContext(functions=read_docs(functions_dir), examples=read_docs(examples_dir))
-        files = [folder / "test.jsonl", *_files(functions_dir), *_files(examples_dir)]
-        data = TaskData(
-            task=self.name,
-            version=version,
-            samples=samples,
-            context=context,
-            source=str(folder),
-            digest=digest_folder(files),
-        )
-        data.gold = self._run_golds(samples, sandbox)
+        data = load_folder(self.name, self.package_dir, version, data_dir)
+        data.gold = self._run_golds(data.samples, sandbox)
         return data
 
     def _run_golds(self, samples: Sequence[Sample], sandbox: ProgramRunner) -> dict[str, list[Any]]:
@@ -134,7 +91,3 @@ def crash_outcome(message: str) -> Outcome:
         metrics={"precision": 0.0, "recall": 0.0, "f1": 0.0},
         message=message,
     )
-
-
-def _files(folder: Path) -> list[Path]:
-    return [p for p in folder.iterdir() if p.is_file()] if folder.is_dir() else []
