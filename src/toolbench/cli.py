@@ -19,6 +19,7 @@ from rich.table import Table
 
 from toolbench import __version__
 from toolbench.errors import UserError
+from toolbench.tasks.service import SIMULATED_API_KEY
 
 EXIT_USAGE = 2
 
@@ -107,6 +108,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--sandbox-workers", type=_positive_int, help="processes running programs")
     run.add_argument("--sandbox-timeout", type=float, default=2.0, help="seconds per program")
     run.add_argument("--hf-batch-size", type=_positive_int, default=8)
+    run.add_argument(
+        "--live",
+        action="store_true",
+        help="HTTP tasks: call the real APIs (keys from $OPEN_WEATHER_KEY / $THE_CAT_API_KEY)",
+    )
+
+    serve = sub.add_parser("serve", help="serve a simulated API over HTTP on localhost")
+    serve.add_argument("task", help="open_weather or the_cat_api")
+    serve.add_argument("--port", type=_int_at_least(0), default=8000)
+    serve.add_argument("--host", default="127.0.0.1")
 
     prompt = sub.add_parser("prompt", help="show the exact prompt of a sample")
     prompt.add_argument("task")
@@ -152,6 +163,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return command_generate(args, console)
         if args.command == "list":
             return command_list(args, console)
+        if args.command == "serve":
+            return command_serve(args, console)
     except UserError as exc:
         print(f"toolbench: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -172,6 +185,25 @@ def command_report(args: argparse.Namespace, console: Console) -> int:
         render_summary(run, console)
     if len(runs) == 2:
         render_comparison(runs[0], runs[1], console)
+    return 0
+
+
+def command_serve(args: argparse.Namespace, console: Console) -> int:
+    """Serve a simulator so other agent frameworks can call it like the real API."""
+    import uvicorn
+
+    from toolbench.tasks.http_exec import serving_app
+    from toolbench.tasks.registry import get_task
+
+    task = get_task(args.task)
+    service = getattr(task, "service", None)
+    if service is None:
+        raise UserError(f"task {task.name} has no HTTP service to serve (try open_weather)")
+    console.print(
+        f"serving the simulated {task.name} API for host(s) {', '.join(sorted(service.hosts))} "
+        f"on http://{args.host}:{args.port}  (API key: {SIMULATED_API_KEY}; Ctrl-C stops)"
+    )
+    uvicorn.run(serving_app(service), host=args.host, port=args.port, log_level="warning")
     return 0
 
 

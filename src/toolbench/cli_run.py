@@ -50,6 +50,7 @@ def command_run(args: argparse.Namespace, console: Console, default_cache: Path)
         concurrency=args.concurrency,
         sandbox_wall_s=args.sandbox_timeout,
         use_cache=not args.no_cache,
+        live=args.live,
     )
     cache_dir = args.cache_dir or default_cache
     options = ModelOptions(

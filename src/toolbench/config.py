@@ -36,6 +36,7 @@ class RunConfig(BaseModel):
     sandbox_wall_s: float = 2.0
     sandbox_memory_mb: int = 768
     use_cache: bool = True
+    live: bool = False  # HTTP tasks: the real APIs instead of the simulators
 
     def fingerprint(self, data_digests: dict[str, str]) -> str:
         relevant: dict[str, Any] = self.model_dump(

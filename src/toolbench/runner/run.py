@@ -40,7 +40,7 @@ from toolbench.runner.store import RunStore, read_records, read_run_info
 from toolbench.sandbox.limits import Limits
 from toolbench.sandbox.memo import MemoizedSandbox, ProgramRunner
 from toolbench.sandbox.pool import SandboxPool
-from toolbench.tasks.base import Task
+from toolbench.tasks.base import LiveOptions, Task
 from toolbench.tasks.registry import parse_task_list
 
 
@@ -97,9 +97,10 @@ def prepare_tasks(
     config: RunConfig, sandbox: ProgramRunner, cache_dir: Path | None
 ) -> list[PreparedTask]:
     data_dir = Path(config.data_dir) if config.data_dir else None
+    live = LiveOptions(cache_dir=cache_dir if config.use_cache else None) if config.live else None
     prepared = []
     for task in parse_task_list(",".join(config.tasks)):
-        data = task.load(config.version, data_dir, sandbox)
+        data = task.load(config.version, data_dir, sandbox, live)
         samples = data.samples[: config.limit] if config.limit else data.samples
         prompter = Prompter(data.context, prompt_config_for(task, config), cache_dir)
         prompter.prepare(samples)

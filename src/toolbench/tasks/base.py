@@ -34,6 +34,13 @@ class TaskGenerator:
     default_test_size: int
 
 
+@dataclass(frozen=True)
+class LiveOptions:
+    """--live: send requests to the real API (tasks that have one), caching answers here."""
+
+    cache_dir: Path | None
+
+
 @dataclass
 class TaskData:
     """A loaded, validated version of a task: samples, prompt context, and gold answers."""
@@ -46,6 +53,8 @@ class TaskData:
     digest: str  # content hash of everything that can change scores
     # Per sample id, the gold world states (one per label), computed once at load.
     gold: dict[str, list[Any]] = field(default_factory=dict)
+    # Whatever the task needs at scoring time for this load (e.g. an HTTP executor).
+    runtime: Any = None
 
 
 class Task(Protocol):
@@ -56,7 +65,13 @@ class Task(Protocol):
 
     def versions(self) -> list[str]: ...
 
-    def load(self, version: str, data_dir: Path | None, sandbox: ProgramRunner) -> TaskData: ...
+    def load(
+        self,
+        version: str,
+        data_dir: Path | None,
+        sandbox: ProgramRunner,
+        live: LiveOptions | None = None,
+    ) -> TaskData: ...
 
     def extract_action(self, text: str) -> str:
         """The action to execute from a model's raw reply (completion or chat)."""

@@ -16,7 +16,7 @@ from toolbench.errors import UserError
 from toolbench.prompts.extract import extract_program
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.sandbox.world import WorldFactory
-from toolbench.tasks.base import TaskData, TaskDefaults, TaskGenerator
+from toolbench.tasks.base import LiveOptions, TaskData, TaskDefaults, TaskGenerator
 from toolbench.tasks.folder import load_folder, package_versions
 from toolbench.tasks.scoring import best_match, mean_metrics
 from toolbench.types import Outcome, Sample, Status
@@ -37,7 +37,15 @@ class ProgramTask:
     def versions(self) -> list[str]:
         return package_versions(self.package_dir)
 
-    def load(self, version: str, data_dir: Path | None, sandbox: ProgramRunner) -> TaskData:
+    def load(
+        self,
+        version: str,
+        data_dir: Path | None,
+        sandbox: ProgramRunner,
+        live: LiveOptions | None = None,
+    ) -> TaskData:
+        if live is not None:
+            raise UserError(f"task {self.name} has no live API (--live is for HTTP tasks)")
         data = load_folder(self.name, self.package_dir, version, data_dir)
         data.gold = self._run_golds(data.samples, sandbox)
         return data

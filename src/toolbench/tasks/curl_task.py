@@ -1,0 +1,183 @@
+"""Tasks whose action is one curl command against an HTTP API (open_weather, the_cat_api).
+
+The first line of the reply that starts with ``curl`` is parsed (never run by a shell) into a
+request for the task's host only, sent to a fresh simulated world (or, with --live, the real
+API), and its response compared with each gold's, key by key as the original did. Requests
+that change state are also judged by the world they leave behind: adding the wrong image to
+favourites gets the same "SUCCESS" as the right one, but not the same favourites.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolbench.errors import UserError
+from toolbench.sandbox.curl import CurlError, first_curl_line, parse_curl
+from toolbench.sandbox.memo import ProgramRunner
+from toolbench.tasks.base import LiveOptions, TaskData, TaskDefaults, TaskGenerator
+from toolbench.tasks.folder import load_folder, package_versions
+from toolbench.tasks.http_exec import HttpResult, LiveExecutor, SimulatedExecutor, response_view
+from toolbench.tasks.program_task import PROGRAM_METRICS, crash_outcome
+from toolbench.tasks.scoring import best_match, mean_metrics
+from toolbench.tasks.service import SIMULATED_API_KEY, SimulatedService
+from toolbench.types import Outcome, Sample, Status
+
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+@dataclass(frozen=True)
+class Gold:
+    """A gold request's outcome: the response as compared, and the world it left."""
+
+    view: dict[Any, Any]
+    state: Any
+    writes: bool
+
+
+@dataclass
+class CurlTask:
+    name: str
+    summary: str
+    service: SimulatedService
+    package_dir: Path
+    live_key_env: str  # environment variable holding the real API key for --live
+    defaults: TaskDefaults = field(default_factory=TaskDefaults)
+    metrics: tuple[str, ...] = PROGRAM_METRICS
+    generator: TaskGenerator | None = None
+    drop_keys: tuple[str, ...] = ()  # response keys that differ run to run (a new resource's id)
+    live_key_header: str | None = None  # e.g. "x-api-key" (else the key fills {API_KEY})
+    # For original data lines that carry no world state: derive one from the gold requests.
+    derive_state: Callable[[Sequence[str]], dict[str, Any]] | None = None
+
+    def versions(self) -> list[str]:
+        return package_versions(self.package_dir)
+
+    # -- loading -------------------------------------------------------------------------------
+
+    def load(
+        self,
+        version: str,
+        data_dir: Path | None,
+        sandbox: ProgramRunner,
+        live: LiveOptions | None = None,
+    ) -> TaskData:
+        data = load_folder(self.name, self.package_dir, version, data_dir)
+        data.runtime = self._executor(live)
+        data.gold = asyncio.run(self._run_golds(data))
+        return data
+
+    def _executor(self, live: LiveOptions | None) -> SimulatedExecutor | LiveExecutor:
+        if live is None:
+            return SimulatedExecutor(self.service)
+        key = os.environ.get(self.live_key_env)
+        if not key:
+            raise UserError(f"--live needs the API key in ${self.live_key_env}")
+        headers = ((self.live_key_header, key),) if self.live_key_header else ()
+        return LiveExecutor(headers, live.cache_dir / "live.sqlite" if live.cache_dir else None)
+
+    def api_key(self, data: TaskData) -> str:
+        if isinstance(data.runtime, LiveExecutor) and self.live_key_header is None:
+            return os.environ.get(self.live_key_env, "")
+        return SIMULATED_API_KEY
+
+    def world_fields(self, sample: Sample) -> Mapping[str, Any]:
+        if "state" not in sample.fields and self.derive_state is not None:
+            return {**sample.fields, "state": self.derive_state(sample.labels)}
+        return sample.fields
+
+    async def _run_golds(self, data: TaskData) -> dict[str, list[Any]]:
+        async def one(sample: Sample, index: int, label: str) -> Gold:
+            where = f"{sample.source}: gold request {index + 1}"
+            try:
+                request = parse_curl(
+                    label, api_key=self.api_key(data), allowed_hosts=self.service.hosts
+                )
+            except CurlError as exc:
+                raise UserError(f"{where} is not a valid curl line ({exc}); fix this line") from exc
+            result = await data.runtime.execute(request, self.world_fields(sample))
+            if result.status >= 400:
+                raise UserError(
+                    f"{where} fails in the {self.name} simulator (HTTP {result.status}: "
+                    f"{_brief(result.body)}); fix this line"
+                )
+            return Gold(self._view(result), result.state, request.method in WRITE_METHODS)
+
+        jobs = [(s, i, label) for s in data.samples for i, label in enumerate(s.labels)]
+        golds = await asyncio.gather(*(one(*job) for job in jobs))
+        by_sample: dict[str, list[Any]] = {s.id: [] for s in data.samples}
+        for (sample, _, _), gold in zip(jobs, golds, strict=True):
+            by_sample[sample.id].append(gold)
+        return by_sample
+
+    def _view(self, result: HttpResult) -> dict[Any, Any]:
+        return response_view(result.body, self.drop_keys)
+
+    # -- scoring -------------------------------------------------------------------------------
+
+    def extract_action(self, text: str) -> str:
+        return first_curl_line(text) or ""
+
+    async def score(
+        self, data: TaskData, sample: Sample, action: str, sandbox: ProgramRunner
+    ) -> Outcome:
+        if not action:
+            return crash_outcome("no curl command in the reply")
+        if sample.fields.get("compare_string_only"):
+            return self._score_string(sample, action)
+        try:
+            request = parse_curl(
+                action, api_key=self.api_key(data), allowed_hosts=self.service.hosts
+            )
+        except CurlError as exc:
+            return crash_outcome(f"rejected curl: {exc}")
+        result = await data.runtime.execute(request, self.world_fields(sample))
+        if result.status >= 400:
+            return crash_outcome(f"HTTP {result.status}: {_brief(result.body)}")
+        golds: list[Gold] = data.gold[sample.id]
+        index, (precision, recall, f1) = best_match(self._view(result), [g.view for g in golds])
+        gold = golds[index]
+        same_world = gold.state == result.state
+        return Outcome(
+            status=Status.SCORED,
+            success=f1 == 1.0 and same_world,
+            metrics={"precision": precision, "recall": recall, "f1": f1},
+            details={
+                "closest_label": index,
+                "http_status": result.status,
+                "same_state": same_world,
+            },
+        )
+
+    def _score_string(self, sample: Sample, action: str) -> Outcome:
+        """The original's rule for these lines: whitespace-normalised text equality, and a
+        mismatch counts as a crash."""
+        line = _normalise(action)
+        for index, label in enumerate(sample.labels):
+            if line == _normalise(label):
+                return Outcome(
+                    status=Status.SCORED,
+                    success=True,
+                    metrics={"precision": 1.0, "recall": 1.0, "f1": 1.0},
+                    details={"closest_label": index, "compared": "string"},
+                )
+        return crash_outcome("string comparison with the gold request failed")
+
+    def aggregate(self, outcomes: Sequence[Outcome]) -> dict[str, float]:
+        return mean_metrics(outcomes, self.metrics)
+
+
+def _normalise(text: str) -> str:
+    text = re.sub(r"[ \t]+", " ", text).strip()
+    return re.sub(r"\n+", "\n", text).strip(" \n")
+
+
+def _brief(body: Any) -> str:
+    if isinstance(body, dict):
+        body = body.get("message", body)
+    return " ".join(str(body).split())[:200]

@@ -1,0 +1,28 @@
+"""the_cat_api: curl requests to a simulated, stateful The Cat API (images, breeds, favourites,
+votes)."""
+
+from pathlib import Path
+
+from toolbench.tasks.base import TaskDefaults, TaskGenerator
+from toolbench.tasks.curl_task import CurlTask
+from toolbench.tasks.the_cat_api import docs, generator
+from toolbench.tasks.the_cat_api.derive import derive_state
+from toolbench.tasks.the_cat_api.service import SERVICE
+
+TASK = CurlTask(
+    name="the_cat_api",
+    summary="a curl request to The Cat API (image search, breeds, favourites, votes)",
+    service=SERVICE,
+    package_dir=Path(__file__).parent,
+    live_key_env="THE_CAT_API_KEY",
+    live_key_header="x-api-key",
+    drop_keys=("id",),
+    derive_state=derive_state,
+    defaults=TaskDefaults(top_k_api=3, top_k_example=3, max_tokens=128),
+    generator=TaskGenerator(
+        generate=generator.generate,
+        functions=docs.FUNCTIONS,
+        examples=docs.EXAMPLES,
+        default_test_size=generator.DEFAULT_TEST_SIZE,
+    ),
+)

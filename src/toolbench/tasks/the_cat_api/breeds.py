@@ -1,0 +1,188 @@
+"""The breed and category tables of the simulated Cat API.
+
+Breed ids, names, origins and category ids are the real service's; temperaments and
+descriptions are short texts written for this project, and weights and life spans are rough
+figures derived from a size class (the simulator only needs plausible, stable values).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# (id, name, origin, country code, size class S/M/L, temperament, description)
+_BREEDS: tuple[tuple[str, str, str, str, str, str, str], ...] = (
+    ("abys", "Abyssinian", "Egypt", "EG", "M", "Lively, Curious, Agile, Playful",
+     "A slender, ticked-coat cat that wants to explore every shelf in the house."),
+    ("aege", "Aegean", "Greece", "GR", "M", "Sociable, Clever, Playful, Independent",
+     "An island cat from the Cyclades, happy near water and around people."),
+    ("abob", "American Bobtail", "United States", "US", "L", "Easygoing, Loyal, Smart, Playful",
+     "A sturdy cat with a short, expressive tail and a dog-like devotion."),
+    ("acur", "American Curl", "United States", "US", "M", "Affectionate, Curious, Even-tempered",
+     "Known for ears that curl back, it keeps a kitten's manner all its life."),
+    ("asho", "American Shorthair", "United States", "US", "M", "Calm, Adaptable, Friendly, Patient",
+     "A hardy working cat that settles easily into family life."),
+    ("awir", "American Wirehair", "United States", "US", "M", "Gentle, Quiet, Loyal, Adaptable",
+     "Its crimped, springy coat is unlike any other breed's."),
+    ("amau", "Arabian Mau", "United Arab Emirates", "AE", "M", "Loyal, Active, Alert, Friendly",
+     "A desert street cat with big ears and a short, heat-friendly coat."),
+    ("amis", "Australian Mist", "Australia", "AU", "M", "Gentle, Social, Calm, Affectionate",
+     "A spotted indoor companion bred to tolerate handling by children."),
+    ("bali", "Balinese", "United States", "US", "M", "Talkative, Devoted, Playful, Clever",
+     "A long-haired cousin of the Siamese with a plumed tail."),
+    ("bamb", "Bambino", "United States", "US", "S", "Outgoing, Playful, Affectionate, Bold",
+     "A hairless, short-legged cat that loves warm laps."),
+    ("beng", "Bengal", "United States", "US", "L", "Energetic, Intelligent, Curious, Vocal",
+     "A muscular cat with a leopard-like coat and a taste for climbing and water."),
+    ("birm", "Birman", "France", "FR", "M", "Gentle, Quiet, Affectionate, Social",
+     "A colour-pointed cat with white paws and deep blue eyes."),
+    ("bomb", "Bombay", "United States", "US", "M", "Affectionate, Playful, Attentive, Curious",
+     "A glossy black cat with copper eyes, bred to look like a small panther."),
+    ("bslo", "British Longhair", "United Kingdom", "GB", "L", "Relaxed, Gentle, Quiet, Loyal",
+     "The long-coated form of the British Shorthair, calm and undemanding."),
+    ("bsho", "British Shorthair", "United Kingdom", "GB", "L", "Calm, Patient, Dignified, Loyal",
+     "A round-faced, dense-coated cat that prefers company to cuddles."),
+    ("bure", "Burmese", "Burma", "MM", "M", "People-oriented, Playful, Vocal, Loyal",
+     "A compact, satin-coated cat that follows its people from room to room."),
+    ("buri", "Burmilla", "United Kingdom", "GB", "M", "Easygoing, Playful, Sweet, Curious",
+     "A silver-shaded cat that began as an accidental cross of two breeds."),
+    ("cspa", "California Spangled", "United States", "US", "M", "Active, Social, Curious, Loving",
+     "A spotted breed created to resemble a small wild cat."),
+    ("ctif", "Chantilly-Tiffany", "United States", "US", "M", "Loyal, Soft-voiced, Calm, Gentle",
+     "A semi-longhaired cat with a silky coat and golden eyes."),
+    ("char", "Chartreux", "France", "FR", "L", "Quiet, Observant, Patient, Loyal",
+     "A blue-grey French cat with a woolly coat and a gentle smile."),
+    ("chau", "Chausie", "Egypt", "EG", "L", "Athletic, Bold, Social, Curious",
+     "A tall, long-legged hybrid with jungle-cat ancestry."),
+    ("chee", "Cheetoh", "United States", "US", "L", "Gentle, Friendly, Social, Playful",
+     "A large spotted cat that looks wild but behaves like a house pet."),
+    ("csho", "Colorpoint Shorthair", "United States", "US", "M", "Chatty, Clever, Devoted, Lively",
+     "A Siamese-type cat in point colours beyond the classic four."),
+    ("crex", "Cornish Rex", "United Kingdom", "GB", "S", "Active, Playful, Affectionate, Social",
+     "A wavy-coated, greyhound-shaped cat that never seems to tire."),
+    ("cymr", "Cymric", "Canada", "CA", "M", "Playful, Loyal, Gentle, Clever",
+     "A long-haired, tailless cat related to the Manx."),
+    ("cypr", "Cyprus", "Cyprus", "CY", "M", "Affectionate, Social, Hardy, Alert",
+     "A long-established island cat, often tabby, fond of both people and outdoors."),
+    ("drex", "Devon Rex", "United Kingdom", "GB", "S", "Mischievous, Playful, Loyal, Social",
+     "A pixie-faced cat with huge ears and a short, rippled coat."),
+    ("dons", "Donskoy", "Russia", "RU", "M", "Friendly, Loyal, Gentle, Clever",
+     "A hairless Russian breed with wrinkled, warm skin."),
+    ("lihu", "Dragon Li", "China", "CN", "M", "Independent, Smart, Loyal, Active",
+     "A natural Chinese breed with a brown mackerel tabby coat."),
+    ("emau", "Egyptian Mau", "Egypt", "EG", "M", "Fast, Loyal, Shy, Playful",
+     "A naturally spotted cat and one of the quickest runners among domestic cats."),
+    ("ebur", "European Burmese", "Burma", "MM", "M", "Sociable, Curious, Playful, Loving",
+     "A more rounded Burmese line, bred in Europe in many colours."),
+    ("esho", "Exotic Shorthair", "United States", "US", "M", "Quiet, Easygoing, Sweet, Loyal",
+     "A Persian face in a short, plush coat that needs little grooming."),
+    ("hbro", "Havana Brown", "United Kingdom", "GB", "M", "Curious, Affectionate, Gentle, Smart",
+     "A chocolate-brown cat with green eyes and a distinctive muzzle."),
+    ("hima", "Himalayan", "United States", "US", "M", "Calm, Sweet, Docile, Affectionate",
+     "A Persian with Siamese points and a long, flowing coat."),
+    ("jbob", "Japanese Bobtail", "Japan", "JP", "M", "Active, Talkative, Clever, Social",
+     "A lucky-charm cat of Japanese folklore with a rabbit-like tail."),
+    ("java", "Javanese", "United States", "US", "M", "Devoted, Talkative, Lively, Smart",
+     "A semi-longhaired Oriental type with a single silky coat."),
+    ("khao", "Khao Manee", "Thailand", "TH", "M", "Outgoing, Clever, Playful, Alert",
+     "A pure white Thai cat, often with odd-coloured eyes."),
+    ("kora", "Korat", "Thailand", "TH", "M", "Gentle, Loyal, Perceptive, Playful",
+     "A silver-blue good-luck cat from Thailand with a heart-shaped head."),
+    ("kuri", "Kurilian", "Russia", "RU", "L", "Independent, Gentle, Smart, Hardy",
+     "A stocky bobtailed cat from the Kuril Islands that enjoys water."),
+    ("lape", "LaPerm", "United States", "US", "M", "Affectionate, Gentle, Curious, Active",
+     "A curly-coated cat descended from a barn cat in Oregon."),
+    ("mcoo", "Maine Coon", "United States", "US", "L", "Gentle, Sociable, Clever, Patient",
+     "A very large, shaggy cat with tufted ears and a bushy tail."),
+    ("mala", "Malayan", "United Kingdom", "GB", "M", "Affectionate, Playful, Vocal, Social",
+     "A Burmese variant in dilute and sepia colours."),
+    ("manx", "Manx", "Isle of Man", "IM", "M", "Easygoing, Loyal, Playful, Smart",
+     "A round, often tailless cat from the Isle of Man."),
+    ("munc", "Munchkin", "United States", "US", "S", "Playful, Outgoing, Curious, Sweet",
+     "A short-legged cat that still runs and climbs with ease."),
+    ("nebe", "Nebelung", "United States", "US", "M", "Shy, Gentle, Loyal, Quiet",
+     "A long-haired blue cat with a misty, silver-tipped coat."),
+    ("norw", "Norwegian Forest Cat", "Norway", "NO", "L", "Calm, Friendly, Hardy, Patient",
+     "A big, double-coated climber built for Scandinavian winters."),
+    ("ocic", "Ocicat", "United States", "US", "M", "Confident, Active, Social, Trainable",
+     "A spotted cat with no wild blood that looks like a small ocelot."),
+    ("orie", "Oriental", "United States", "US", "M", "Vocal, Curious, Social, Energetic",
+     "A slim, large-eared cat that comes in hundreds of colours and patterns."),
+    ("pers", "Persian", "Iran", "IR", "M", "Quiet, Gentle, Sweet, Docile",
+     "A flat-faced, long-coated cat that enjoys calm homes and daily brushing."),
+    ("pixi", "Pixie-bob", "United States", "US", "L", "Loyal, Social, Calm, Intelligent",
+     "A bobtailed cat bred to resemble the North American bobcat."),
+    ("raga", "Ragamuffin", "United States", "US", "L", "Docile, Affectionate, Calm, Friendly",
+     "A heavy, soft-coated cat that loves being held."),
+    ("ragd", "Ragdoll", "United States", "US", "L", "Relaxed, Affectionate, Gentle, Quiet",
+     "A big blue-eyed cat famous for going limp when picked up."),
+    ("rblu", "Russian Blue", "Russia", "RU", "M", "Reserved, Gentle, Loyal, Smart",
+     "A shimmering blue-grey cat with green eyes, shy with strangers."),
+    ("sava", "Savannah", "United States", "US", "L", "Bold, Energetic, Curious, Loyal",
+     "A tall spotted hybrid with serval ancestry and plenty of energy."),
+    ("sfol", "Scottish Fold", "United Kingdom", "GB", "M", "Sweet, Adaptable, Calm, Loyal",
+     "Its ears fold forward, giving it an owl-like round face."),
+    ("srex", "Selkirk Rex", "United States", "US", "L", "Patient, Tolerant, Playful, Loving",
+     "A heavy-boned cat with a thick, loosely curled coat."),
+    ("siam", "Siamese", "Thailand", "TH", "M", "Vocal, Social, Devoted, Intelligent",
+     "A colour-pointed, blue-eyed cat with a loud opinion about everything."),
+    ("sibe", "Siberian", "Russia", "RU", "L", "Affectionate, Hardy, Playful, Agile",
+     "A powerful forest cat with a triple coat from the Russian taiga."),
+    ("sing", "Singapura", "Singapore", "SG", "S", "Curious, Lively, Affectionate, Social",
+     "One of the smallest breeds, with big eyes and a ticked sepia coat."),
+    ("snow", "Snowshoe", "United States", "US", "M", "Sweet, Social, Vocal, Clever",
+     "A pointed cat with white feet, as if it walked through snow."),
+    ("soma", "Somali", "Somalia", "SO", "M", "Lively, Mischievous, Curious, Social",
+     "A long-haired Abyssinian with a fox-like tail."),
+    ("sphy", "Sphynx", "Canada", "CA", "M", "Affectionate, Energetic, Social, Curious",
+     "A hairless, warm-skinned cat that seeks out people and heat."),
+    ("tonk", "Tonkinese", "Canada", "CA", "M", "Playful, Social, Vocal, Affectionate",
+     "A cross of Siamese and Burmese with aqua eyes."),
+    ("toyg", "Toyger", "United States", "US", "M", "Easygoing, Playful, Social, Trainable",
+     "A striped domestic cat bred to look like a miniature tiger."),
+    ("tang", "Turkish Angora", "Turkey", "TR", "M", "Graceful, Clever, Lively, Affectionate",
+     "A fine-boned, silky cat, classically white, from around Ankara."),
+    ("tvan", "Turkish Van", "Turkey", "TR", "L", "Energetic, Bold, Playful, Independent",
+     "A mostly white cat with coloured head and tail that likes to swim."),
+    ("ycho", "York Chocolate", "United States", "US", "M", "Loving, Curious, Calm, Playful",
+     "A long-haired chocolate or lavender cat first bred in New York state."),
+)  # fmt: skip
+
+# Real category ids of the service.
+CATEGORIES: tuple[dict[str, Any], ...] = (
+    {"id": 1, "name": "hats"},
+    {"id": 2, "name": "space"},
+    {"id": 4, "name": "sunglasses"},
+    {"id": 5, "name": "boxes"},
+    {"id": 7, "name": "ties"},
+    {"id": 14, "name": "sinks"},
+    {"id": 15, "name": "clothes"},
+)
+CATEGORY_IDS = tuple(c["id"] for c in CATEGORIES)
+
+# (weight in lb, weight in kg, life span in years) by size class.
+_SIZE = {
+    "S": (("5 - 9", "2 - 4"), ("6 - 10", "3 - 5")),
+    "M": (("7 - 12", "3 - 5"), ("8 - 14", "4 - 6")),
+    "L": (("10 - 18", "5 - 8"), ("12 - 22", "5 - 10")),
+}
+_LIFE = ("10 - 14", "12 - 15", "12 - 16", "13 - 17", "14 - 18")
+
+
+def _breed(row: tuple[str, str, str, str, str, str, str]) -> dict[str, Any]:
+    bid, name, origin, code, size, temperament, description = row
+    salt = sum(map(ord, bid))
+    imperial, metric = _SIZE[size][salt % 2]
+    return {
+        "id": bid,
+        "name": name,
+        "weight": {"imperial": imperial, "metric": metric},
+        "temperament": temperament,
+        "origin": origin,
+        "country_code": code,
+        "description": description,
+        "life_span": _LIFE[salt % len(_LIFE)],
+    }
+
+
+BREEDS: tuple[dict[str, Any], ...] = tuple(_breed(row) for row in _BREEDS)
+BREED_BY_ID: dict[str, dict[str, Any]] = {b["id"]: b for b in BREEDS}

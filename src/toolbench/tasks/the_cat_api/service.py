@@ -1,0 +1,373 @@
+"""The simulated Cat API (``api.thecatapi.com/v1``) as one FastAPI app over per-request worlds.
+
+Endpoints: image search and lookup, breeds (list, by id, search), categories, and the user's
+favourites and votes (list, get, add, delete). Read endpoints serve the seeded catalogue
+(``catalogue.py``); write endpoints change only the world injected into the request
+(``request.state.world``), so concurrent executions never share state.
+
+Errors follow the real service where its behaviour is known: status 400 with a plain-text body,
+e.g. ``Couldn't find an image matching the passed 'id' of xyz`` for an unknown image,
+``DUPLICATE_FAVOURITE - favourites are unique for account + image_id + sub_id`` for a repeated
+favourite, ``INVALID_ACCOUNT`` for a favourite or vote id the account does not own, and
+``"image_id" is required`` for a missing field. An unknown breed id gives 404 ``NOT_FOUND``.
+No API key is required (the original task's curl lines send none); ``api_key`` is ignored.
+
+Image search: ``limit`` defaults to 1 and is clamped to 1..100 (the real service allows 100
+with a key, 10 without); ``page`` is 0-based; ``order`` is ASC (oldest upload first), DESC or
+RAND (the default), and RAND is a shuffle seeded by the world's seed and the filters, so the
+same request on the same world always gives the same images.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import parse_qsl
+
+from fastapi import FastAPI, Request
+from fastapi.responses import PlainTextResponse, Response
+from starlette.datastructures import QueryParams
+
+from toolbench.tasks.the_cat_api.breeds import BREED_BY_ID, BREEDS, CATEGORIES
+from toolbench.tasks.the_cat_api.catalogue import IMAGES, Image, breed_json
+from toolbench.tasks.the_cat_api.world import (
+    COUNTRY_CODE,
+    FAVOURITE_ID_BASE,
+    USER_ID,
+    VOTE_ID_BASE,
+    CatWorld,
+    make_world,
+    snapshot,
+)
+
+HOST = "api.thecatapi.com"
+MAX_LIMIT = 100
+DUPLICATE = "DUPLICATE_FAVOURITE - favourites are unique for account + image_id + sub_id"
+_MIME_ALIASES = {"jpg": "jpg", "jpeg": "jpg", "png": "png", "gif": "gif"}
+_TRUE = {"1", "true", "yes"}
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, text: str) -> None:
+        super().__init__(text)
+        self.status = status
+        self.text = text
+
+
+class _StripSlash:
+    """Treat ``/v1/breeds/`` like ``/v1/breeds`` instead of redirecting."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        path = scope.get("path", "")
+        if scope["type"] == "http" and len(path) > 1 and path.endswith("/"):
+            scope = dict(scope, path=path.rstrip("/") or "/")
+            scope["raw_path"] = scope["path"].encode()
+        await self.app(scope, receive, send)
+
+
+app = FastAPI(title="The Cat API (simulated)", openapi_url=None, docs_url=None, redoc_url=None)
+app.add_middleware(_StripSlash)
+
+
+@app.exception_handler(ApiError)
+async def _api_error(request: Request, exc: ApiError) -> Response:
+    return PlainTextResponse(exc.text, status_code=exc.status)
+
+
+def _world(request: Request) -> CatWorld:
+    world = getattr(request.state, "world", None)
+    if not isinstance(world, CatWorld):
+        raise RuntimeError("no Cat API world in the request scope")
+    return world
+
+
+def _int(params: QueryParams, name: str, default: int, low: int, high: int) -> int:
+    raw = params.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(float(raw))
+    except (ValueError, OverflowError):
+        raise ApiError(400, f'"{name}" must be a number') from None
+    return min(max(value, low), high)
+
+
+def _list(params: QueryParams, *names: str) -> list[str]:
+    items: list[str] = []
+    for name in names:
+        for raw in params.getlist(name):
+            items += [part.strip() for part in raw.split(",") if part.strip()]
+    return items
+
+
+def _page(items: list[Any], params: QueryParams, default_limit: int) -> list[Any]:
+    limit = _int(params, "limit", default_limit, 1, max(default_limit, MAX_LIMIT))
+    page = _int(params, "page", 0, 0, 10**6)
+    return items[page * limit : (page + 1) * limit]
+
+
+def _order(params: QueryParams, default: str) -> str:
+    order = (params.get("order") or default).strip().upper()
+    if order not in ("ASC", "DESC", "RAND"):
+        raise ApiError(400, '"order" must be one of [ASC, DESC, RAND]')
+    return order
+
+
+# --- images ---------------------------------------------------------------------------------
+
+
+def search_images(world: CatWorld, params: QueryParams) -> list[dict[str, Any]]:
+    mimes: set[str] = set()
+    for mime in _list(params, "mime_types"):
+        key = mime.lower().removeprefix("image/")
+        if key not in _MIME_ALIASES:
+            raise ApiError(400, '"mime_types" must be one of [jpg, png, gif]')
+        mimes.add(_MIME_ALIASES[key])
+    breeds = {b.lower() for b in _list(params, "breed_ids", "breeds")}
+    try:
+        categories = {int(c) for c in _list(params, "category_ids")}
+    except ValueError:
+        raise ApiError(400, '"category_ids" must be a number') from None
+    has_breeds = (params.get("has_breeds") or "0").strip().lower() in _TRUE
+    found = [
+        image
+        for image in IMAGES
+        if (not mimes or image.mime in mimes)
+        and (not breeds or image.breed in breeds)
+        and (not categories or categories & set(image.categories))
+        and (not has_breeds or image.breed)
+    ]
+    order = _order(params, "RAND")
+    if order == "DESC":
+        found.reverse()
+    elif order == "RAND":
+        key = json.dumps(
+            [world.seed, sorted(mimes), sorted(breeds), sorted(categories), has_breeds]
+        )
+        random.Random(key).shuffle(found)
+    include_breeds = (params.get("include_breeds") or "1").strip().lower() in _TRUE
+    include_categories = (params.get("include_categories") or "1").strip().lower() in _TRUE
+    return [i.to_json(include_breeds, include_categories) for i in _page(found, params, 1)]
+
+
+def _image(world: CatWorld, image_id: str) -> Image:
+    image = world.image(image_id)
+    if image is None:
+        raise ApiError(400, f"Couldn't find an image matching the passed 'id' of {image_id}")
+    return image
+
+
+@app.get("/v1/images/search")
+async def images_search(request: Request) -> list[dict[str, Any]]:
+    return search_images(_world(request), request.query_params)
+
+
+@app.get("/v1/images/{image_id}")
+async def image_by_id(request: Request, image_id: str) -> dict[str, Any]:
+    return _image(_world(request), image_id).to_json()
+
+
+# --- breeds and categories ------------------------------------------------------------------
+
+
+@app.get("/v1/breeds")
+async def breeds_list(request: Request) -> list[dict[str, Any]]:
+    return [breed_json(b["id"]) for b in _page(list(BREEDS), request.query_params, len(BREEDS))]
+
+
+@app.get("/v1/breeds/search")
+async def breeds_search(request: Request) -> list[dict[str, Any]]:
+    query = (request.query_params.get("q") or request.query_params.get("name") or "").strip()
+    if not query:
+        raise ApiError(400, '"q" is required')
+    return [breed_json(b["id"]) for b in BREEDS if query.lower() in b["name"].lower()]
+
+
+@app.get("/v1/breeds/{breed_id}")
+async def breed_by_id(breed_id: str) -> dict[str, Any]:
+    if breed_id.lower() not in BREED_BY_ID:
+        raise ApiError(404, "NOT_FOUND")
+    return breed_json(breed_id.lower())
+
+
+@app.get("/v1/categories")
+async def categories_list(request: Request) -> list[dict[str, Any]]:
+    return [dict(c) for c in _page(list(CATEGORIES), request.query_params, len(CATEGORIES))]
+
+
+# --- favourites and votes -------------------------------------------------------------------
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    raw = (await request.body()).decode("utf-8", "replace").strip()
+    if not raw:
+        return {}
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError:
+        data = dict(parse_qsl(raw)) if "=" in raw else None
+    if not isinstance(data, dict):
+        raise ApiError(400, '"value" must be of type object')
+    return data
+
+
+def _image_field(world: CatWorld, body: Mapping[str, Any]) -> str:
+    if body.get("image_id") is None:
+        raise ApiError(400, '"image_id" is required')
+    if not isinstance(body["image_id"], str):
+        raise ApiError(400, '"image_id" must be a string')
+    return _image(world, body["image_id"]).id
+
+
+def _sub_id(body: Mapping[str, Any]) -> str | None:
+    sub_id = body.get("sub_id")
+    if sub_id is not None and not isinstance(sub_id, str):
+        raise ApiError(400, '"sub_id" must be a string')
+    return sub_id
+
+
+def _owned(records: list[dict[str, Any]], record_id: str) -> dict[str, Any]:
+    for record in records:
+        if str(record["id"]) == record_id:
+            return record
+    raise ApiError(400, "INVALID_ACCOUNT")
+
+
+def _listing(records: list[dict[str, Any]], world: CatWorld, params: QueryParams) -> list[Any]:
+    sub_id = params.get("sub_id")
+    found = [r for r in records if sub_id is None or r["sub_id"] == sub_id]
+    if _order(params, "ASC") == "DESC":
+        found.reverse()
+    return [_with_image(world, r) for r in _page(found, params, MAX_LIMIT)]
+
+
+def _with_image(world: CatWorld, record: dict[str, Any]) -> dict[str, Any]:
+    image = world.image(record["image_id"])
+    return {**record, "image": {"id": image.id, "url": image.url} if image else {}}
+
+
+@app.get("/v1/favourites")
+async def favourites_list(request: Request) -> list[dict[str, Any]]:
+    world = _world(request)
+    return _listing(world.favourites, world, request.query_params)
+
+
+@app.get("/v1/favourites/{favourite_id}")
+async def favourite_get(request: Request, favourite_id: str) -> dict[str, Any]:
+    world = _world(request)
+    return _with_image(world, _owned(world.favourites, favourite_id))
+
+
+@app.post("/v1/favourites")
+async def favourite_add(request: Request) -> dict[str, Any]:
+    world = _world(request)
+    body = await _body(request)
+    image_id, sub_id = _image_field(world, body), _sub_id(body)
+    if any(f["image_id"] == image_id and f["sub_id"] == sub_id for f in world.favourites):
+        raise ApiError(400, DUPLICATE)
+    new_id = world.next_id(world.favourites, FAVOURITE_ID_BASE)
+    world.favourites.append(
+        {
+            "id": new_id,
+            "user_id": USER_ID,
+            "image_id": image_id,
+            "sub_id": sub_id,
+            "created_at": world.stamp(),
+        }
+    )
+    return {"message": "SUCCESS", "id": new_id}
+
+
+@app.delete("/v1/favourites/{favourite_id}")
+async def favourite_delete(request: Request, favourite_id: str) -> dict[str, Any]:
+    world = _world(request)
+    world.favourites.remove(_owned(world.favourites, favourite_id))
+    return {"message": "SUCCESS"}
+
+
+@app.get("/v1/votes")
+async def votes_list(request: Request) -> list[dict[str, Any]]:
+    world = _world(request)
+    return _listing(world.votes, world, request.query_params)
+
+
+@app.get("/v1/votes/{vote_id}")
+async def vote_get(request: Request, vote_id: str) -> dict[str, Any]:
+    world = _world(request)
+    return _with_image(world, _owned(world.votes, vote_id))
+
+
+@app.post("/v1/votes", status_code=201)
+async def vote_add(request: Request) -> dict[str, Any]:
+    world = _world(request)
+    body = await _body(request)
+    image_id, sub_id = _image_field(world, body), _sub_id(body)
+    raw = body.get("value")
+    if raw is None:
+        raise ApiError(400, '"value" is required')
+    try:
+        if isinstance(raw, bool) or float(raw) != int(float(raw)):
+            raise ValueError
+        value = int(float(raw))
+    except (TypeError, ValueError, OverflowError):
+        raise ApiError(400, '"value" must be an integer') from None
+    new_id = world.next_id(world.votes, VOTE_ID_BASE)
+    vote = {"id": new_id, "image_id": image_id, "sub_id": sub_id, "created_at": world.stamp()}
+    world.votes.append({**vote, "value": value, "country_code": COUNTRY_CODE})
+    return {
+        "message": "SUCCESS",
+        "id": new_id,
+        "image_id": image_id,
+        "sub_id": sub_id,
+        "value": value,
+        "country_code": COUNTRY_CODE,
+    }
+
+
+@app.delete("/v1/votes/{vote_id}")
+async def vote_delete(request: Request, vote_id: str) -> dict[str, Any]:
+    world = _world(request)
+    world.votes.remove(_owned(world.votes, vote_id))
+    return {"message": "SUCCESS"}
+
+
+# --- the service object ---------------------------------------------------------------------
+
+
+def bind(world: CatWorld, asgi: Any = app) -> Any:
+    """``asgi`` with ``world`` injected into every request's scope (tests, ``toolbench serve``)."""
+
+    async def bound(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] in ("http", "websocket"):
+            scope = dict(scope, state={**scope.get("state", {}), "world": world})
+        await asgi(scope, receive, send)
+
+    return bound
+
+
+class CatApiService:
+    name = "the_cat_api"
+    hosts = frozenset({HOST})
+
+    @property
+    def app(self) -> Any:
+        return app
+
+    def new_state(self, fields: Mapping[str, Any]) -> CatWorld:
+        return make_world(fields.get("state"), seed=int(fields.get("seed") or 0))
+
+    def snapshot(self, state: Any) -> Any:
+        return snapshot(state)
+
+
+SERVICE = CatApiService()
+
+
+def serve_app() -> Any:
+    """An ASGI app bound to one default (empty) world, for ``toolbench serve``."""
+    return bind(SERVICE.new_state({}))
