@@ -58,3 +58,12 @@ def test_api_keys_never_reach_run_json() -> None:
     redacted = redact_command(argv)
     assert "sk-secret" not in " ".join(redacted) and "sk-other" not in " ".join(redacted)
     assert redacted[-2:] == ["--model", "m"]
+
+
+def test_records_stay_one_line_for_any_reader(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    store.append({**_record("0"), "prediction": "a\u2028b\rc\u0085d\u00e9"})
+    store.close()
+    text = (tmp_path / SAMPLES_FILE).read_text(encoding="utf-8")
+    assert len(text.splitlines()) == 1  # str.splitlines splits on U+2028, \r, U+0085 ...
+    assert json.loads(text)["prediction"] == "a\u2028b\rc\u0085d\u00e9"

@@ -126,7 +126,8 @@ class RunStore:
     def append(self, record: dict[str, Any]) -> None:
         if self._handle is None:
             self._handle = (self.folder / SAMPLES_FILE).open("a", encoding="utf-8")
-        self._handle.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        # ASCII-only JSON: a model's U+2028 or stray \r must not split a record for any reader.
+        self._handle.write(json.dumps(record, default=str) + "\n")
         self._handle.flush()
 
     def close(self) -> None:

@@ -1,0 +1,161 @@
+"""curl tasks through the CLI: hostile replies, --live on a mocked transport, toolbench serve."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import pytest
+import respx
+
+from tests.conftest import CliResult, read_run
+from tests.sandbox.hostile_curl import HOSTILE_CURL, SENTINEL
+
+
+def _replay(path: Path, predictions: list[str]) -> Path:
+    path.write_text(
+        "".join(
+            json.dumps({"id": str(i), "prediction": p}) + "\n" for i, p in enumerate(predictions)
+        )
+    )
+    return path
+
+
+@pytest.mark.parametrize("task", ["the_cat_api", "open_weather"])
+def test_hostile_curl_corpus_through_a_full_run(
+    cli: Callable[..., CliResult], tmp_path: Path, task: str
+) -> None:
+    corpus = HOSTILE_CURL[:100]
+    Path(SENTINEL).unlink(missing_ok=True)
+    replay = _replay(tmp_path / "hostile.jsonl", [line for _, line in corpus])
+    out = tmp_path / "run"
+    limit = str(min(len(corpus), 100))
+    code, _, _ = cli(
+        "run", task, "--model", f"replay:{replay}", "--limit", limit, "--out", str(out)
+    )
+    assert code == 0
+    info, records = read_run(out)
+    assert info["status"] == "complete"
+    for record in records:
+        name = corpus[int(record["id"])][0]
+        assert record["status"] == "model_error", (name, record["message"])
+        assert "\n" not in record["message"]
+    assert not Path(SENTINEL).exists()
+
+
+def _cat_mock(router: respx.MockRouter, seen: list[httpx.Request]) -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if request.method in ("POST", "DELETE"):
+            return httpx.Response(200, json={"message": "SUCCESS", "id": len(seen)})
+        return httpx.Response(
+            200, json=[{"id": "abc", "url": "https://cdn2.thecatapi.com/images/abc.jpg"}]
+        )
+
+    router.route(host="api.thecatapi.com").mock(side_effect=answer)
+
+
+def test_live_mode_sends_parsed_requests_with_the_key(
+    cli: Callable[..., CliResult], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("THE_CAT_API_KEY", "live-key-123")
+    seen: list[httpx.Request] = []
+    args = ("run", "the_cat_api", "--model", "oracle", "--live", "--limit", "8")
+    with respx.mock(assert_all_called=False) as router:
+        _cat_mock(router, seen)
+        assert cli(*args, "--out", str(tmp_path / "a"))[0] == 0
+        calls = len(seen)
+        assert calls >= 8
+        assert all(r.headers["x-api-key"] == "live-key-123" for r in seen)
+        assert all(r.url.host == "api.thecatapi.com" for r in seen)
+        # Same requests again: answered from the live response cache, no new traffic.
+        assert cli(*args, "--out", str(tmp_path / "b"))[0] == 0
+        assert len(seen) == calls
+    info, _ = read_run(tmp_path / "a")
+    assert info["config"]["live"] is True
+    assert info["counts"]["the_cat_api"]["infra_error"] == 0
+
+
+def test_live_mode_backs_off_on_429(
+    cli: Callable[..., CliResult], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPEN_WEATHER_KEY", "ow-key")
+    calls: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        calls.append(request)
+        if len(calls) % 2 == 1:
+            return httpx.Response(
+                429, headers={"retry-after": "0"}, json={"cod": 429, "message": "slow down"}
+            )
+        return httpx.Response(200, json={"cod": 200, "name": "x", "main": {"temp": 280.0}})
+
+    with respx.mock(assert_all_called=False) as router:
+        router.route(host="api.openweathermap.org").mock(side_effect=answer)
+        code, _, _ = cli("run", "open_weather", "--model", "oracle", "--live", "--limit", "3", "--no-cache",
+                         "--concurrency", "1", "--out", str(tmp_path / "w"))  # fmt: skip
+    assert code == 0
+    assert all(r.url.params.get("appid") == "ow-key" for r in calls)
+    info, _ = read_run(tmp_path / "w")
+    assert info["counts"]["open_weather"]["infra_error"] == 0
+
+
+def test_live_mode_without_a_key_is_a_user_error(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    os.environ.pop("THE_CAT_API_KEY", None)
+    code, _, err = cli(
+        "run", "the_cat_api", "--model", "oracle", "--live", "--out", str(tmp_path / "x")
+    )
+    assert code == 2 and "THE_CAT_API_KEY" in err
+    code, _, err = cli(
+        "run", "booking", "--model", "oracle", "--live", "--out", str(tmp_path / "y")
+    )
+    assert code == 2 and "no live API" in err
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("task", "path"),
+    [
+        ("open_weather", "/data/2.5/weather?q=London&appid=toolbench-simulated-key"),
+        ("the_cat_api", "/v1/breeds?limit=3"),
+    ],
+)
+def test_serve_answers_real_http_on_loopback(task: str, path: str) -> None:
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolbench.cli", "serve", task, "--port", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                response = httpx.get(f"http://127.0.0.1:{port}{path}", timeout=2)
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        assert response.status_code == 200
+        body = response.json()
+        assert (body["name"] == "London") if task == "open_weather" else (len(body) == 3)
+        bad = httpx.get(f"http://127.0.0.1:{port}/data/2.5/weather?q=London&appid=wrong", timeout=2)
+        if task == "open_weather":
+            assert bad.status_code == 401
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
