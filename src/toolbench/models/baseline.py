@@ -66,6 +66,8 @@ class Learner:
     def __init__(self, examples: Sequence[Doc], functions: Sequence[Doc]) -> None:
         parsed = [parse_example(doc.text) for doc in examples]
         self.demos = [p for p in parsed if p is not None and p[1]]
+        # Tasks whose demonstrations are all one block (one curl request) get one block back.
+        self.max_blocks = max((len(split_blocks(program)) for _, program in self.demos), default=1)
         self.allowed: dict[str, list[str]] = {}
         for doc in functions:  # quoted values in a description are the allowed values
             description = " ".join(x for x in doc.text.splitlines() if x.startswith("#"))
@@ -354,6 +356,9 @@ class Predictor:
             if text is not None:
                 out.append((b / max(1, len(sk_blocks) - 1), len(out), text))
                 functions.update(tpl.functions[:1])
+        if learner.max_blocks == 1:
+            # One action per answer: the skeleton's, re-filled where the query allows.
+            return out[0][2] if out else sk_blocks[0][0] if sk_blocks else ""
         extra = [cls[0] for cls in sorted(q.assigned)] + sorted(learner.templates)
         for key in dict.fromkeys(extra):
             tpl = learner.templates[key]

@@ -31,9 +31,7 @@ _CITY = (
     "('Paris,FR'); for a US city the state code goes between them ('Portland,ME,US'). "
     "Spaces are written %20.\n"
 )
-_ZIP = (
-    "zip: (required) US ZIP code, optionally followed by ',us' ('94040' or '94040,us').\n"
-)
+_ZIP = "zip: (required) US ZIP code, optionally followed by ',us' ('94040' or '94040,us').\n"
 _COORDS = (
     "lat, lon: (required) Latitude (-90 to 90, south negative) and longitude (-180 to 180, "
     "west negative) in decimal degrees.\n"

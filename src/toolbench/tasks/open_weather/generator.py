@@ -122,12 +122,15 @@ LANG_NAMES = {
     "it": ("Italian",), "de": ("German",), "ru": ("Russian",), "ja": ("Japanese",),
     "nl": ("Dutch",), "es": ("Spanish",), "pt": ("Portuguese",),
 }  # fmt: skip
-CNT_TEXT = ("only the next {cnt} time slots", "just {cnt} timestamps",
-            "limited to {cnt} entries", "for the first {cnt} forecast steps")  # fmt: skip
-CNT_ONE = ("only the next {cnt} time slot", "just {cnt} timestamp")
-LIMIT_ONE = ("just {limit} result", "only {limit} match", "the top {limit} location")
-LIMIT_TEXT = ("up to {limit} results", "at most {limit} matches", "the top {limit} locations",
-              "no more than {limit} places", "limit it to {limit}")  # fmt: skip
+CNT_TEXT = ("for the next {cnt} time slots", "for just {cnt} timestamps",
+            "with only {cnt} entries", "for the first {cnt} forecast steps")  # fmt: skip
+CNT_ONE = ("for the next {cnt} time slot", "with just {cnt} timestamp")
+# Geocoding result counts are asked for in a sentence of their own.
+LIMIT_ONE = ("Just {limit} result, please.", "Return only {limit} match.",
+             "Show the top {limit} location.")  # fmt: skip
+LIMIT_TEXT = ("Give me up to {limit} results.", "Return at most {limit} matches.",
+              "Show the top {limit} locations.", "No more than {limit} places, please.",
+              "Limit it to {limit}.", "I only need {limit} of them.")  # fmt: skip
 TAIL = ("Please respond {x}.", "I'd like the answer {x}.", "Return the data {x}.",
         "Give it to me {x}.", "Show the results {x}.")  # fmt: skip
 FIRST_DAY, LAST_DAY = dt.date(2021, 1, 1), dt.date(2025, 5, 15)
@@ -149,7 +152,9 @@ def _is_default(place: Place) -> bool:
 
 
 def _ascii(name: str) -> str:
-    return "".join(ch for ch in unicodedata.normalize("NFKD", name) if ch.isascii())
+    return "".join(
+        ch for ch in unicodedata.normalize("NFKD", name) if not unicodedata.combining(ch)
+    )
 
 
 def _city(rng: random.Random, prefer_shared: bool) -> tuple[str, str]:
@@ -189,9 +194,7 @@ def _location(
         return rng.choice(WHERE["zip"]), [("zip", code)]
     lat, lon = _coords(rng, near_city=endpoint == "reverse")
     digits = rng.choices((1, 2, 4), weights=(7, 3, 1))[0]
-    lat_text, lon_text = (
-        "0.0" if round(v, digits) == 0 else f"{v:.{digits}f}" for v in (lat, lon)
-    )
+    lat_text, lon_text = ("0.0" if round(v, digits) == 0 else f"{v:.{digits}f}" for v in (lat, lon))
     if rng.random() < 0.12:
         values["lat"] = lat_text.lstrip("-") + ("°S" if lat_text.startswith("-") else "°N")
         values["lon"] = lon_text.lstrip("-") + ("°W" if lon_text.startswith("-") else "°E")
@@ -248,7 +251,8 @@ def _options(
     if rng.random() < 0.3:
         mode = rng.choice(("json", "json", "xml"))
         values["mode"] = rng.choice((mode, mode.upper()))
-        fragments.append(rng.choice(MODE_TEXT))
+        fragment = rng.choice(MODE_TEXT)
+        fragments.append(fragment.replace("a {", "an {") if mode == "xml" else fragment)
         params.append(("mode", mode))
     if rng.random() < 0.35:
         lang = rng.choice(list(LANG_NAMES))
@@ -270,7 +274,7 @@ def _sentence(rng: random.Random, opener: str, fragments: list[str]) -> str:
         return opener + mark
     joined = join_or(rng, fragments, "and")
     if rng.random() < 0.55 and not opener.endswith("please"):
-        return opener + " " + joined + mark
+        return opener + rng.choice((" ", ", ")) + joined + mark
     return opener + (mark or ".") + " " + rng.choice(TAIL).replace("{x}", joined)
 
 
@@ -281,8 +285,10 @@ def _record(rng: random.Random) -> dict[str, Any]:
     params = list(loc_params)
     if endpoint in ("weather", "forecast"):
         fragments, options, used_cnt = _options(rng, endpoint, values)
-        key = endpoint if used_cnt or endpoint == "weather" or rng.random() < 0.6 else (
-            "forecast_span"
+        key = (
+            endpoint
+            if used_cnt or endpoint == "weather" or rng.random() < 0.6
+            else ("forecast_span")
         )
         opener = rng.choice(OPENERS[key]).replace("{where}", where)
         template = _sentence(rng, opener, fragments)
@@ -303,7 +309,8 @@ def _record(rng: random.Random) -> dict[str, Any]:
             fragments.append(rng.choice(LIMIT_TEXT if n > 1 else LIMIT_ONE))
             params.append(("limit", str(n)))
         opener = rng.choice(OPENERS[endpoint]).replace("{where}", where)
-        template = _sentence(rng, opener, fragments)
+        first = _sentence(rng, opener, [])
+        template = " ".join([first + ("" if first[-1] in ".?!" else "."), *fragments])
         params.append(("appid", "{API_KEY}"))
         path = f"geo/1.0/{endpoint}"
     pieces = fill(template, values)

@@ -30,10 +30,14 @@ class Place:
     id: int
 
 
+_LETTERS = str.maketrans({"ø": "o", "æ": "ae", "ß": "ss", "ł": "l", "đ": "d", "ı": "i"})
+
+
 def fold(text: str) -> str:
     """A matching key: no accents, no case, no dots, 'saint' = 'st', hyphens as spaces."""
     text = unicodedata.normalize("NFKD", text)
     text = "".join(ch for ch in text if not unicodedata.combining(ch)).casefold()
+    text = text.translate(_LETTERS)
     text = re.sub(r"[.'’]", "", text).replace("-", " ")
     text = re.sub(r"\bsaint\b", "st", text)
     return " ".join(text.split())
