@@ -87,7 +87,7 @@ def test_compare_string_only_uses_whitespace_normalised_text() -> None:
     gold = f"curl -X DELETE '{API}/favourites/4001'"
     fields = {"compare_string_only": True, "state": STATE}
     assert score(CAT, gold, f"curl  -X   DELETE '{API}/favourites/4001'  ", **fields)[1]
-    status, success, _ = score(CAT, gold, f"curl -X DELETE \"{API}/favourites/4001\"", **fields)
+    status, success, _ = score(CAT, gold, f'curl -X DELETE "{API}/favourites/4001"', **fields)
     assert (status, success) == (Status.MODEL_ERROR, False)  # the original's rule: a crash
 
 
@@ -108,3 +108,68 @@ def test_failures_are_model_errors_with_reasons(prediction: str, reason: str) ->
     outcome = asyncio.run(CAT.score(data, sample, CAT.extract_action(prediction), None))  # type: ignore[arg-type]
     assert outcome.status is Status.MODEL_ERROR
     assert reason in outcome.message and "\n" not in outcome.message
+
+
+WEATHER: CurlTask = get_task("open_weather")  # type: ignore[assignment]
+OW = "https://api.openweathermap.org"
+FORECAST = (
+    f"curl -X GET '{OW}/data/2.5/forecast?q=San%20Jose&appid={{API_KEY}}&units=metric&lang=de'"
+)
+
+
+@pytest.mark.parametrize(
+    "prediction",
+    [
+        FORECAST,
+        f"curl -X GET '{OW}/data/2.5/forecast?lang=de&units=metric&appid={{API_KEY}}&q=San%20Jose'",
+        f'curl -X GET "{OW}/data/2.5/forecast?q=San+Jose&appid={{API_KEY}}&units=metric&lang=de"',
+        f"curl '{OW}/data/2.5/forecast?q=San%20Jose&appid={{API_KEY}}"
+        "&units=metric&lang=de&mode=json'",
+        f"curl -G '{OW}/data/2.5/forecast' -d 'q=San Jose' -d appid={{API_KEY}} -d units=metric"
+        " -d lang=de",
+    ],
+)
+def test_equivalent_weather_requests_succeed(prediction: str) -> None:
+    assert score(WEATHER, FORECAST, prediction) == (Status.SCORED, True, 1.0)
+
+
+def test_explicit_defaults_equal_omitted_ones() -> None:
+    gold = f"curl -X GET '{OW}/data/2.5/weather?zip=94040&appid={{API_KEY}}'"
+    explicit = (
+        f"curl -X GET '{OW}/data/2.5/weather?zip=94040&appid={{API_KEY}}"
+        "&units=standard&mode=json&lang=en'"
+    )
+    assert score(WEATHER, gold, explicit) == (Status.SCORED, True, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("prediction", "expect_crash"),
+    [
+        (
+            f"curl -X GET '{OW}/data/2.5/weather?q=San%20Jose&appid={{API_KEY}}"
+            "&units=metric&lang=de'",
+            False,
+        ),
+        (
+            f"curl -X GET '{OW}/data/2.5/forecast?q=San%20Jose&appid={{API_KEY}}"
+            "&units=imperial&lang=de'",
+            False,
+        ),
+        (
+            f"curl -X GET '{OW}/data/2.5/forecast?q=San%20Jose&appid={{API_KEY}}&units=metric'",
+            False,
+        ),
+        (f"curl -X GET '{OW}/data/2.5/forecast?q=San%20Jose&units=metric&lang=de'", True),  # no key
+        (f"curl -X GET '{OW}/data/2.5/forecast?q=Atlantis&appid={{API_KEY}}&units=metric'", True),
+    ],
+)
+def test_non_equivalent_weather_requests_fail(prediction: str, expect_crash: bool) -> None:
+    status, success, f1 = score(WEATHER, FORECAST, prediction)
+    assert not success and f1 < 1.0
+    assert (status is Status.MODEL_ERROR) == expect_crash
+
+
+def test_cat_key_in_header_or_query_is_the_same_request() -> None:
+    header = f"curl -X GET '{API}/breeds?limit=4' -H 'x-api-key: k-1'"
+    query = f"curl -X GET '{API}/breeds?limit=4&api_key=k-1'"
+    assert score(CAT, header, query) == (Status.SCORED, True, 1.0)

@@ -69,7 +69,10 @@ class CurlTask:
     ) -> TaskData:
         data = load_folder(self.name, self.package_dir, version, data_dir)
         data.runtime = self._executor(live)
-        data.gold = asyncio.run(self._run_golds(data))
+        if live is None:
+            # Offline, every gold is validated up front (a failing one is a data error). Live,
+            # golds run next to their prediction, so an outage is that sample's infra error.
+            data.gold = asyncio.run(self._run_golds(data))
         return data
 
     def _executor(self, live: LiveOptions | None) -> SimulatedExecutor | LiveExecutor:
@@ -91,25 +94,34 @@ class CurlTask:
             return {**sample.fields, "state": self.derive_state(sample.labels)}
         return sample.fields
 
-    async def _run_golds(self, data: TaskData) -> dict[str, list[Any]]:
-        async def one(sample: Sample, index: int, label: str) -> Gold:
-            where = f"{sample.source}: gold request {index + 1}"
-            try:
-                request = parse_curl(
-                    label, api_key=self.api_key(data), allowed_hosts=self.service.hosts
-                )
-            except CurlError as exc:
-                raise UserError(f"{where} is not a valid curl line ({exc}); fix this line") from exc
-            result = await data.runtime.execute(request, self.world_fields(sample))
-            if result.status >= 400:
-                raise UserError(
-                    f"{where} fails in the {self.name} simulator (HTTP {result.status}: "
-                    f"{_brief(result.body)}); fix this line"
-                )
-            return Gold(self._view(result), result.state, request.method in WRITE_METHODS)
+    async def _gold(self, data: TaskData, sample: Sample, index: int, label: str) -> Gold:
+        where = f"{sample.source}: gold request {index + 1}"
+        try:
+            request = parse_curl(
+                label, api_key=self.api_key(data), allowed_hosts=self.service.hosts
+            )
+        except CurlError as exc:
+            raise UserError(f"{where} is not a valid curl line ({exc}); fix this line") from exc
+        result = await data.runtime.execute(request, self.world_fields(sample))
+        if result.status >= 400:
+            raise UserError(
+                f"{where} fails in the {self.name} API (HTTP {result.status}: "
+                f"{_brief(result.body)}); fix this line"
+            )
+        return Gold(self._view(result), result.state, request.method in WRITE_METHODS)
 
+    async def _golds_of(self, data: TaskData, sample: Sample) -> list[Gold]:
+        """A sample's gold outcomes; live runs execute them here, next to the prediction."""
+        if sample.id not in data.gold:
+            data.gold[sample.id] = [
+                await self._gold(data, sample, i, label) for i, label in enumerate(sample.labels)
+            ]
+        golds: list[Gold] = data.gold[sample.id]
+        return golds
+
+    async def _run_golds(self, data: TaskData) -> dict[str, list[Any]]:
         jobs = [(s, i, label) for s in data.samples for i, label in enumerate(s.labels)]
-        golds = await asyncio.gather(*(one(*job) for job in jobs))
+        golds = await asyncio.gather(*(self._gold(data, *job) for job in jobs))
         by_sample: dict[str, list[Any]] = {s.id: [] for s in data.samples}
         for (sample, _, _), gold in zip(jobs, golds, strict=True):
             by_sample[sample.id].append(gold)
@@ -139,7 +151,7 @@ class CurlTask:
         result = await data.runtime.execute(request, self.world_fields(sample))
         if result.status >= 400:
             return crash_outcome(f"HTTP {result.status}: {_brief(result.body)}")
-        golds: list[Gold] = data.gold[sample.id]
+        golds = await self._golds_of(data, sample)
         index, (precision, recall, f1) = best_match(self._view(result), [g.view for g in golds])
         gold = golds[index]
         same_world = gold.state == result.state

@@ -17,10 +17,11 @@ import random
 import sqlite3
 import threading
 import xml.etree.ElementTree as ET
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 
@@ -72,21 +73,43 @@ def decode_body(response: httpx.Response) -> tuple[Any, str]:
 class SimulatedExecutor:
     """Executes requests against fresh worlds of one simulated service."""
 
-    def __init__(self, service: SimulatedService) -> None:
+    def __init__(self, service: SimulatedService, memo_size: int = 4096) -> None:
         self.service = service
         self._app = bind_world(service.app)
         self._clients: dict[asyncio.AbstractEventLoop, httpx.AsyncClient] = {}
+        # A service whose worlds have no mutable state answers as a pure function of the
+        # request and the sample's fields, so identical requests (a gold and a correct
+        # prediction, or epochs) are answered once. Stateful services always execute.
+        self._stateless = service.snapshot(service.new_state({})) is None
+        self._memo: OrderedDict[str, HttpResult] = OrderedDict()
+        self._memo_size = memo_size
 
     def _client(self) -> httpx.AsyncClient:
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
         if client is None:
-            transport = httpx.ASGITransport(app=self._app)
+            transport = httpx.ASGITransport(app=cast(Any, self._app))
             client = httpx.AsyncClient(transport=transport, trust_env=False)
             self._clients = {loop: client}  # a finished loop's client is dropped with it
         return client
 
     async def execute(self, request: HttpRequest, fields: Mapping[str, Any]) -> HttpResult:
+        if not self._stateless:
+            return await self._execute(request, fields)
+        key = json.dumps(
+            [request.method, request.url(), request.headers, (request.body or b"").hex(), fields],
+            sort_keys=True,
+            default=str,
+        )
+        found = self._memo.get(key)
+        if found is None:
+            found = await self._execute(request, fields)
+            self._memo[key] = found
+            if len(self._memo) > self._memo_size:
+                self._memo.popitem(last=False)
+        return found
+
+    async def _execute(self, request: HttpRequest, fields: Mapping[str, Any]) -> HttpResult:
         state = self.service.new_state(fields)
         token = _WORLD.set(state)
         try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from toolbench.errors import UserError, did_you_mean
-from toolbench.tasks import booking, home_search, the_cat_api
+from toolbench.tasks import booking, home_search, open_weather, the_cat_api
 from toolbench.tasks.base import Task
 
 TASKS: dict[str, Task] = {
@@ -11,6 +11,7 @@ TASKS: dict[str, Task] = {
     for task in (
         home_search.TASK,
         booking.TASK,
+        open_weather.TASK,
         the_cat_api.TASK,
     )
 }

@@ -43,7 +43,7 @@ _LIMIT = (
 
 
 def _doc(summary: str, path: str, query: str, params: str) -> str:
-    return f"# {summary}\ncurl -X GET '{BASE}/{path}?{query}'\n\nParameters:\n{params}"
+    return f"# {summary}\ncurl -X GET '{BASE}/{path}?{query}'\n\nParameters:\n{params}".rstrip()
 
 
 _OPT = "&appid={API_KEY}{optional_params}"
@@ -139,6 +139,10 @@ EXAMPLES: list[tuple[str, str]] = [
     (
         "Weather right now in Rome, Italy, metric units and Italian descriptions please.",
         _curl("data/2.5/weather", "q=Rome,IT&appid={API_KEY}&units=metric&lang=it"),
+    ),
+    (
+        "What's it like outside in Montreal right now? Descriptions in French, please.",
+        _curl("data/2.5/weather", "q=Montreal&appid={API_KEY}&lang=fr"),
     ),
     (
         "Is it sunny in the 33101 area? Tell me in Portuguese.",

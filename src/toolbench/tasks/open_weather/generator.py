@@ -124,6 +124,9 @@ LANG_NAMES = {
 }  # fmt: skip
 CNT_TEXT = ("for the next {cnt} time slots", "for just {cnt} timestamps",
             "with only {cnt} entries", "for the first {cnt} forecast steps")  # fmt: skip
+CNT_SENT = ("Give me {cnt} time slots.", "I only need {cnt} timestamps.",
+            "Just the first {cnt} entries, please.", "Return {cnt} data points.")  # fmt: skip
+CNT_SENT_ONE = ("Give me {cnt} time slot.", "I only need {cnt} timestamp.")
 CNT_ONE = ("for the next {cnt} time slot", "with just {cnt} timestamp")
 # Geocoding result counts are asked for in a sentence of their own.
 LIMIT_ONE = ("Just {limit} result, please.", "Return only {limit} match.",
@@ -239,8 +242,8 @@ def _cnt(rng: random.Random, values: dict[str, str]) -> tuple[str, int]:
 
 def _options(
     rng: random.Random, endpoint: str, values: dict[str, str]
-) -> tuple[list[str], list[tuple[str, str]], bool]:
-    """Optional-parameter fragments, their gold params, and whether cnt was used."""
+) -> tuple[list[str], list[tuple[str, str]], str]:
+    """Optional-parameter fragments, their gold params, and a sentence asking for a cnt."""
     fragments: list[str] = []
     params: list[tuple[str, str]] = []
     if rng.random() < 0.45:
@@ -259,13 +262,17 @@ def _options(
         values["lang"] = rng.choice(LANG_NAMES[lang])
         fragments.append(rng.choice(LANG_TEXT))
         params.append(("lang", lang))
+    extra = ""
     used_cnt = endpoint == "forecast" and rng.random() < 0.35
     if used_cnt:
         fragment, n = _cnt(rng, values)
-        fragments.append(fragment)
+        if fragment != "for the next {cnt}" and rng.random() < 0.4:
+            extra = rng.choice(CNT_SENT if n > 1 else CNT_SENT_ONE)
+        else:
+            fragments.append(fragment)
         params.append(("cnt", str(n)))
     rng.shuffle(fragments)
-    return fragments, params, used_cnt
+    return fragments, params, extra
 
 
 def _sentence(rng: random.Random, opener: str, fragments: list[str]) -> str:
@@ -278,20 +285,24 @@ def _sentence(rng: random.Random, opener: str, fragments: list[str]) -> str:
     return opener + (mark or ".") + " " + rng.choice(TAIL).replace("{x}", joined)
 
 
+def _then(first: str, sentences: list[str]) -> str:
+    """``first`` followed by whole sentences (it gets a full stop if it has no mark)."""
+    if not sentences:
+        return first
+    return " ".join([first + ("" if first[-1] in ".?!" else "."), *sentences])
+
+
 def _record(rng: random.Random) -> dict[str, Any]:
     endpoint, kind, _ = rng.choices(KINDS, weights=[k[2] for k in KINDS])[0]
     values: dict[str, str] = {}
     where, loc_params = _location(rng, kind, endpoint, values)
     params = list(loc_params)
     if endpoint in ("weather", "forecast"):
-        fragments, options, used_cnt = _options(rng, endpoint, values)
-        key = (
-            endpoint
-            if used_cnt or endpoint == "weather" or rng.random() < 0.6
-            else ("forecast_span")
-        )
+        fragments, options, extra = _options(rng, endpoint, values)
+        spans = endpoint == "forecast" and "cnt" not in values and rng.random() < 0.4
+        key = "forecast_span" if spans else endpoint
         opener = rng.choice(OPENERS[key]).replace("{where}", where)
-        template = _sentence(rng, opener, fragments)
+        template = _then(_sentence(rng, opener, fragments), [extra] if extra else [])
         params += [("appid", "{API_KEY}"), *options]
         path = f"data/2.5/{endpoint}"
     elif endpoint.startswith("air_pollution"):
@@ -309,8 +320,7 @@ def _record(rng: random.Random) -> dict[str, Any]:
             fragments.append(rng.choice(LIMIT_TEXT if n > 1 else LIMIT_ONE))
             params.append(("limit", str(n)))
         opener = rng.choice(OPENERS[endpoint]).replace("{where}", where)
-        first = _sentence(rng, opener, [])
-        template = " ".join([first + ("" if first[-1] in ".?!" else "."), *fragments])
+        template = _then(_sentence(rng, opener, []), fragments)
         params.append(("appid", "{API_KEY}"))
         path = f"geo/1.0/{endpoint}"
     pieces = fill(template, values)

@@ -61,8 +61,8 @@ _ZIPS = {
     for code, name, st, lat, lon, tz in ZIPS
 }
 _COUNTRIES = {fold(name): code for code, name in COUNTRY_NAMES.items()}
-_COUNTRIES.update({"uk": "GB", "great britain": "GB", "england": "GB", "us": "US",
-                   "united states": "US", "united states of america": "US", "america": "US"})  # fmt: skip
+_COUNTRIES.update({"uk": "GB", "great britain": "GB", "england": "GB", "us": "US", "usa": "US"})
+_COUNTRIES.update({"united states": "US", "united states of america": "US", "america": "US"})
 _STATES = {fold(name): name for name in US_STATES.values()}
 _STATES.update({code.lower(): name for code, name in US_STATES.items()})
 

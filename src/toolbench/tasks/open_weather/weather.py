@@ -153,9 +153,9 @@ def observe(lat: float, lon: float, tz: int, t: int, kind: str) -> Observation:
         visibility=visibility,
         rain=rain,
         snow=snow,
-        pop=round(min(1.0, 0.3 + 0.7 * rng.random()) if precip else 0.3 * clouds / 100 * rng.random(), 2),
+        pop=round(0.3 + 0.7 * rng.random() if precip else 0.3 * clouds / 100 * rng.random(), 2),
         day=is_day(lat, lon, tz, t),
-    )  # fmt: skip
+    )
 
 
 def _condition(
@@ -181,11 +181,11 @@ def _condition(
         code = 500 if strength < 0.65 else 501 if strength < 0.9 else 502
         mm = 0.1 + 2.4 * strength if code == 500 else 2.5 + 12 * (strength - 0.65)
         return code, 10000 if code == 500 else rng.randrange(4000, 10001, 100), round(mm, 2), 0.0
-    if humidity >= 92 and wind < 3:
+    if humidity >= 86 and wind < 3.5:
         if temp_c < 15 and rng.random() < 0.5:
             return 741, rng.randrange(100, 1000, 10), 0.0, 0.0
         return 701, rng.randrange(1500, 5001, 100), 0.0, 0.0
-    if humidity < 30 and rng.random() < 0.1:
+    if humidity < 40 and rng.random() < 0.15:
         return 721, rng.randrange(3000, 8001, 100), 0.0, 0.0
     code = 800 if clouds <= 10 else 801 if clouds <= 25 else 802 if clouds <= 50 else 803
     return (804 if clouds > 84 else code), 10000, 0.0, 0.0
@@ -229,7 +229,7 @@ def air_quality(lat: float, lon: float, t: int, urban: float) -> dict[str, objec
         "co": noisy(150, 600),
         "no": noisy(0.01, 15 * level),
         "no2": noisy(0.3, 35),
-        "o3": round((20 + 90 * sun) * rng.uniform(0.7, 1.3) * (1.1 - 0.4 * level), 2),
+        "o3": round((20 + 60 * sun) * rng.uniform(0.7, 1.3) * (1.1 - 0.4 * level), 2),
         "so2": noisy(0.2, 12),
         "pm2_5": pm2_5,
         "pm10": round(pm2_5 * rng.uniform(1.15, 1.8), 2),

@@ -1,0 +1,23 @@
+"""open_weather: curl requests to a simulated OpenWeather API (weather, air, geocoding)."""
+
+from pathlib import Path
+
+from toolbench.tasks.base import TaskDefaults, TaskGenerator
+from toolbench.tasks.curl_task import CurlTask
+from toolbench.tasks.open_weather import docs, generator
+from toolbench.tasks.open_weather.service import SERVICE
+
+TASK = CurlTask(
+    name="open_weather",
+    summary="a curl request to the OpenWeather API (weather, forecast, air pollution, geocoding)",
+    service=SERVICE,
+    package_dir=Path(__file__).parent,
+    live_key_env="OPEN_WEATHER_KEY",
+    defaults=TaskDefaults(top_k_api=10, top_k_example=3, max_tokens=128),
+    generator=TaskGenerator(
+        generate=generator.generate,
+        functions=docs.FUNCTIONS,
+        examples=docs.EXAMPLES,
+        default_test_size=generator.DEFAULT_TEST_SIZE,
+    ),
+)
