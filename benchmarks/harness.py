@@ -38,7 +38,7 @@ def run(*args: str) -> tuple[float, dict]:
 
 
 def oracle_throughput() -> None:
-    for task in ("home_search", "booking"):
+    for task in ("home_search", "booking", "open_weather", "the_cat_api"):
         run("run", task, "--model", "oracle", "--limit", "20")  # warm imports and file caches
         # --no-cache: every sample really runs in the sandbox (no execution memo).
         _, info = run(

@@ -122,7 +122,8 @@ EXPECTED_KINDS: dict[str, set[str]] = {
     "generator_finally_loop": {"timeout"},
     "memory_list": {"memory"},
     "memory_str": {"memory"},
-    "list_append_growth": {"memory", "timeout"},
+    # Under load the worker may die inside C code before MemoryError surfaces: still contained.
+    "list_append_growth": {"memory", "timeout", "worker_died"},
     "huge_print": {"output_limit"},
     "huge_state": {"output_limit"},
 }
