@@ -172,3 +172,56 @@ def test_serve_answers_real_http_on_loopback(task: str, path: str) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def _original_curl_layout(root: Path) -> Path:
+    """Original-shaped data written by us: no functions/, examples/, or world state."""
+    ow, cat = root / "open_weather" / "v0", root / "the_cat_api" / "v0"
+    ow.mkdir(parents=True)
+    cat.mkdir(parents=True)
+    weather = [
+        ("Air quality forecast near latitude 12.5, longitute -70.1?",
+         "curl -X GET 'https://api.openweathermap.org/data/2.5/air_pollution/forecast?lat=12.5&lon=-70.1&appid={API_KEY}'"),
+        ("Weather in Lyon right now, in French and metric units.",
+         "curl -X GET 'https://api.openweathermap.org/data/2.5/weather?q=Lyon&appid={API_KEY}&units=metric&lang=fr'"),
+    ]  # fmt: skip
+    (ow / "test.jsonl").write_text(
+        "".join(json.dumps({"prompt": q, "completion": [c]}) + "\n" for q, c in weather)
+    )
+    cats = [
+        ("Remove image k7q from my favourites.",
+         "curl -X DELETE 'https://api.thecatapi.com/v1/favourites/k7q'", True),
+        ("Give image zz1 a thumbs down.",
+         "curl -X POST 'https://api.thecatapi.com/v1/votes' "
+         "--data '{\"image_id\":\"zz1\", \"value\":0}'",
+         False),
+        ("Unfavourite image m3w please.",
+         "curl -X DELETE 'https://api.thecatapi.com/v1/favourites/m3w'", False),
+        ("Two Abyssinian pictures, oldest first.",
+         "curl -X GET 'https://api.thecatapi.com/v1/images/search?limit=2&order=ASC&breed_ids=abys'",
+         False),
+    ]  # fmt: skip
+    (cat / "test.jsonl").write_text(
+        "".join(
+            json.dumps({"prompt": q, "completion": [c], "compare_string_only": s}) + "\n"
+            for q, c, s in cats
+        )
+    )
+    return root
+
+
+def test_oracle_on_original_layout_curl_data(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    root = _original_curl_layout(tmp_path / "data")
+    out = tmp_path / "run"
+    code, _, _ = cli(
+        "run", "open_weather,the_cat_api", "--model", "oracle", "--data-dir", str(root),
+        "--out", str(out),
+    )  # fmt: skip
+    assert code == 0
+    info, records = read_run(out)
+    for task, n in (("open_weather", 2), ("the_cat_api", 4)):
+        assert info["metrics"][task]["success_rate"] == 1.0
+        assert info["counts"][task] == {"scored": n, "model_error": 0, "infra_error": 0}
+    # The DELETE of a favourite that only the gold mentions worked because the world was
+    # derived from the gold requests (original lines carry no state).
+    assert any(r["details"].get("same_state") for r in records if r["task"] == "the_cat_api")
