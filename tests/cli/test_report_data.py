@@ -59,7 +59,7 @@ def test_report_on_a_missing_folder_is_a_user_error(
     assert code == 2 and "not a run folder" in err
 
 
-@pytest.mark.parametrize("task", ["home_search", "booking"])
+@pytest.mark.parametrize("task", ["home_search", "booking", "open_weather", "the_cat_api"])
 def test_data_generate_reproduces_committed_files(
     cli: Callable[..., CliResult], tmp_path: Path, task: str
 ) -> None:

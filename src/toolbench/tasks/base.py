@@ -33,6 +33,12 @@ class TaskGenerator:
     examples: Sequence[tuple[str, str]]  # (query, program)
     default_test_size: int
 
+    @classmethod
+    def of(cls, generator: Any, docs: Any) -> TaskGenerator:
+        """From a task's ``generator`` module (generate, DEFAULT_TEST_SIZE) and ``docs`` module
+        (FUNCTIONS, EXAMPLES), the layout every task folder follows."""
+        return cls(generator.generate, docs.FUNCTIONS, docs.EXAMPLES, generator.DEFAULT_TEST_SIZE)
+
 
 @dataclass(frozen=True)
 class LiveOptions:

@@ -13,10 +13,5 @@ TASK = ProgramTask(
     world=make_world,
     package_dir=Path(__file__).parent,
     defaults=TaskDefaults(top_k_api=15, top_k_example=3, max_tokens=256),
-    generator=TaskGenerator(
-        generate=generator.generate,
-        functions=docs.FUNCTIONS,
-        examples=docs.EXAMPLES,
-        default_test_size=generator.DEFAULT_TEST_SIZE,
-    ),
+    generator=TaskGenerator.of(generator, docs),
 )

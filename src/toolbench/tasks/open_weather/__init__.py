@@ -14,10 +14,5 @@ TASK = CurlTask(
     package_dir=Path(__file__).parent,
     live_key_env="OPEN_WEATHER_KEY",
     defaults=TaskDefaults(top_k_api=10, top_k_example=3, max_tokens=128),
-    generator=TaskGenerator(
-        generate=generator.generate,
-        functions=docs.FUNCTIONS,
-        examples=docs.EXAMPLES,
-        default_test_size=generator.DEFAULT_TEST_SIZE,
-    ),
+    generator=TaskGenerator.of(generator, docs),
 )

@@ -19,10 +19,5 @@ TASK = CurlTask(
     drop_keys=("id",),
     derive_state=derive_state,
     defaults=TaskDefaults(top_k_api=3, top_k_example=3, max_tokens=128),
-    generator=TaskGenerator(
-        generate=generator.generate,
-        functions=docs.FUNCTIONS,
-        examples=docs.EXAMPLES,
-        default_test_size=generator.DEFAULT_TEST_SIZE,
-    ),
+    generator=TaskGenerator.of(generator, docs),
 )
