@@ -1,0 +1,1 @@
+"""google_sheets: gspread/pandas programs run against an in-memory spreadsheet (emulator so far)."""
