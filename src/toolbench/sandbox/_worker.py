@@ -29,10 +29,11 @@ from multiprocessing.connection import Connection
 from types import FrameType
 from typing import Any
 
-from toolbench.sandbox import policy
+from toolbench.sandbox import audit, policy
 from toolbench.sandbox._protocol import FAILED, IMPORTED, LOADING, READY
 from toolbench.sandbox.codecache import CodeCache
 from toolbench.sandbox.limits import Limits
+from toolbench.sandbox.world import PREPARE_HOOK, split_ref
 
 _REFIRE_S = 0.05  # how soon an expired timer fires again if the program caught the first one
 _FULL_GC_EVERY = 1000  # programs between full garbage collections
@@ -148,10 +149,11 @@ class Worker:
     def __init__(self, conn: Connection, limits: Limits) -> None:
         self.conn = conn
         self.limits = limits
-        self.factories: dict[str, Callable[[], Any]] = {}
+        self.factories: dict[str, Callable[..., Any]] = {}
         self.code = CodeCache()
         self.runs = 0
         _harden(limits)
+        audit.install()
         self.timers = _Timers(limits)
         # Collect cycles only where we choose: at the end of each program, under its timers,
         # so a hostile finalizer can never run (and hang) between programs.
@@ -169,10 +171,12 @@ class Worker:
     def handle(self, request: bytes) -> bytes:
         try:
             ref, _, source = request.decode("utf-8", "surrogatepass").partition("\0")
-            factory = self.factories.get(ref) or self._load_factory(ref)
-            world = factory()
+            name, args, kwargs = split_ref(ref)
+            factory = self.factories.get(name) or self._load_factory(name)
+            world = factory(*args, **kwargs)
             namespace = dict(world.namespace)
             allowed = frozenset(world.allowed_modules)
+            writable = frozenset(world.writable_types)
             snapshot = world.snapshot
             if any(type(k) is not str or k.startswith("_") for k in namespace):
                 raise ValueError("world namespace names must not start with '_'")
@@ -185,7 +189,9 @@ class Worker:
         try:
             self.timers.arm()
             try:
-                kind, error, state = self._execute(source, namespace, allowed, snapshot, output)
+                kind, error, state = self._execute(
+                    source, namespace, allowed, writable, snapshot, output
+                )
             finally:
                 namespace.clear()
                 del snapshot
@@ -208,16 +214,18 @@ class Worker:
         source: str,
         namespace: dict[str, Any],
         allowed: frozenset[str],
+        writable: frozenset[type],
         snapshot: Callable[[], Any],
         output: policy.OutputBuffer,
     ) -> tuple[str, str | None, str]:
         codes, error = self.code.get(source)
         if codes is None:
             return "rejected", error, ""
-        scope = policy.make_globals(namespace, allowed, output)
+        scope = policy.make_globals(namespace, allowed, output, writable)
         try:
-            for code in codes:
-                exec(code, scope)
+            with audit.fence():
+                for code in codes:
+                    exec(code, scope)
         except MemoryError:
             scope.clear()  # free the program's memory before doing anything else
             return "memory", self._memory_message(), ""
@@ -246,13 +254,17 @@ class Worker:
     def _memory_message(self) -> str:
         return f"MemoryError: program exceeded the {self.limits.memory_mb} MB memory limit"
 
-    def _load_factory(self, ref: str) -> Callable[[], Any]:
-        module_name, _, qualname = ref.partition(":")
+    def _load_factory(self, name: str) -> Callable[..., Any]:
+        module_name, _, qualname = name.partition(":")
         self.conn.send_bytes(LOADING)
-        obj: Any = importlib.import_module(module_name)
+        module = importlib.import_module(module_name)
+        prepare = getattr(module, PREPARE_HOOK, None)
+        if callable(prepare):
+            prepare()  # one-off imports and warm-up, outside every program's time limits
+        obj: Any = module
         for part in qualname.split("."):
             obj = getattr(obj, part)
-        self.factories[ref] = obj
+        self.factories[name] = obj
         gc.freeze()  # the freshly imported modules are permanent too
         self.conn.send_bytes(IMPORTED)
         return obj

@@ -38,6 +38,8 @@ Why this is sound:
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import re
 import secrets
 from collections import OrderedDict
@@ -47,6 +49,7 @@ from typing import Any
 from RestrictedPython import compile_restricted_exec
 
 from toolbench.sandbox.policy import describe_exception, one_line
+from toolbench.sandbox.rewrite import rewrite_augmented_assignments
 
 Codes = tuple[CodeType, ...]
 Compiled = tuple[Codes | None, str | None]  # (code objects to run in order, None) or (None, error)
@@ -229,7 +232,10 @@ def _whole(source: str) -> Compiled:
 def compile_program(source: str) -> tuple[CodeType | None, str | None]:
     """Compile under RestrictedPython; return (code, None) or (None, one-line reason)."""
     try:
-        result = compile_restricted_exec(source, filename="<program>")
+        program: str | ast.Module = source  # on a SyntaxError RestrictedPython reports it
+        with contextlib.suppress(SyntaxError):
+            program = rewrite_augmented_assignments(ast.parse(source, "<program>"))
+        result = compile_restricted_exec(program, filename="<program>")
     except Exception as exc:  # e.g. ValueError for NUL bytes, RecursionError for deep nesting
         return None, describe_exception(exc)
     if result.errors:

@@ -21,7 +21,7 @@ from typing import Protocol
 from toolbench import __version__
 from toolbench.sandbox.limits import Limits
 from toolbench.sandbox.pool import ExecResult, SandboxPool
-from toolbench.sandbox.world import WorldFactory
+from toolbench.sandbox.world import WorldFactory, factory_function, factory_ref
 
 # Outcomes that are a function of the program alone; the rest depend on the machine.
 DETERMINISTIC_KINDS = frozenset({"ok", "error", "rejected", "output_limit"})
@@ -37,12 +37,14 @@ class ProgramRunner(Protocol):
     def run_many(self, factory: WorldFactory, programs: Sequence[str]) -> list[ExecResult]: ...
 
 
-def _code_digest(factory: WorldFactory, limits: Limits) -> str:
-    """Hash of the simulator module, the sandbox package and the limits."""
+def _code_digest(module_name: str, limits: Limits) -> str:
+    """Hash of the simulator's package (every .py file beside and below the factory's module),
+    the sandbox package and the limits."""
     hasher = hashlib.sha256(f"{__version__}|{limits}".encode())
-    module = sys.modules[factory.__module__]
+    module = sys.modules[module_name]
+    simulator_dir = Path(str(module.__file__)).parent
     sandbox_dir = Path(__file__).parent
-    for path in [Path(str(module.__file__)), *sorted(sandbox_dir.glob("*.py"))]:
+    for path in [*sorted(simulator_dir.rglob("*.py")), *sorted(sandbox_dir.glob("*.py"))]:
         hasher.update(path.read_bytes())
     return hasher.hexdigest()
 
@@ -54,7 +56,7 @@ class MemoizedSandbox:
         self._pool = pool
         self._limits = limits
         self._memory: dict[str, ExecResult] = {}
-        self._digests: dict[WorldFactory, str] = {}
+        self._digests: dict[str, str] = {}  # module name -> code digest
         self._lock = threading.Lock()
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
@@ -66,10 +68,13 @@ class MemoizedSandbox:
         self.misses = 0
 
     def _key(self, factory: WorldFactory, program: str) -> str:
-        digest = self._digests.get(factory)
+        """Code digest + the factory with its arguments (which sample's world) + the program."""
+        module = factory_function(factory).__module__
+        digest = self._digests.get(module)
         if digest is None:
-            digest = self._digests[factory] = _code_digest(factory, self._limits)
-        return hashlib.sha256(f"{digest}\0{program}".encode()).hexdigest()
+            digest = self._digests[module] = _code_digest(module, self._limits)
+        text = f"{digest}\0{factory_ref(factory)}\0{program}"
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
     def _lookup(self, key: str) -> ExecResult | None:
         with self._lock:

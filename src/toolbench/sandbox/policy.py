@@ -8,13 +8,15 @@ those guards and a curated builtins dict; the program runs with nothing else in 
 world's namespace. The guards decide:
 
 * attribute reads go through RestrictedPython's ``safer_getattr`` (no ``_`` names, no frame or
-  code attributes, no ``str.format``), and may never yield a module outside the world's
-  ``allowed_modules`` (an allowed package would otherwise hand out ``os`` as ``pkg.sub.os``);
-* attribute and item writes succeed only on plain ``dict``/``list`` objects and on instances of
-  classes the program defined itself, so simulator objects (``API``, ``Loc``, ``Date``) are
-  read-only and the world changes only through its API, as a real service would; program
-  classes may derive only from each other and from builtin exceptions;
-* ``import`` works only for the world's ``allowed_modules``;
+  code attributes, no ``str.format``), and may never yield a module not named exactly in the
+  world's ``allowed_modules`` (an allowed package would otherwise hand out ``os`` as
+  ``pkg.sub.os``, or internals such as ``pandas.io.common``);
+* attribute and item writes succeed only on plain ``dict``/``list`` objects, on instances of
+  classes the program defined itself and on the world's ``writable_types`` (plain value holders
+  such as DataFrames), so simulator objects (``API``, ``Loc``, ``Date``) are read-only and the
+  world changes only through its API, as a real service would; program classes may derive only
+  from each other and from builtin exceptions;
+* ``import`` works only for the world's ``allowed_modules`` (exact names);
 * ``print`` output goes to a per-run buffer with a hard size cap.
 
 Everything here runs in the worker; the parent process never imports program code.
@@ -75,7 +77,7 @@ def describe_exception(exc: BaseException) -> str:
 
 def _module_allowed(module: types.ModuleType, allowed: frozenset[str]) -> bool:
     name = getattr(module, "__name__", None)
-    return type(name) is str and name.partition(".")[0] in allowed
+    return type(name) is str and name in allowed
 
 
 def _make_getattr(allowed: frozenset[str]) -> Callable[..., Any]:
@@ -121,10 +123,13 @@ def _make_import(allowed: frozenset[str]) -> Callable[..., types.ModuleType]:
             raise ImportError("imports are not allowed")
         if type(name) is not str or level != 0:
             raise ImportError("only absolute imports of allowed modules are possible")
-        top = name.partition(".")[0]
-        if top not in allowed:
-            raise ImportError(f"import of {top!r} is not allowed (allowed: {sorted(allowed)})")
+        if name not in allowed:
+            raise ImportError(f"import of {name!r} is not allowed (allowed: {sorted(allowed)})")
         module = builtins.__import__(name, None, None, fromlist, 0)
+        if not fromlist:  # 'import a.b' binds 'a', which must be allowed as well
+            top = name.partition(".")[0]
+            if top not in allowed:
+                raise ImportError(f"import of {top!r} is not allowed (allowed: {sorted(allowed)})")
         for item in fromlist or ():  # 'from pkg.sub import os' must not yield a foreign module
             value = getattr(module, item, None)
             if isinstance(value, types.ModuleType) and not _module_allowed(value, allowed):
@@ -273,9 +278,15 @@ def _is_builtin_exception(base: Any) -> bool:
 
 
 def make_globals(
-    namespace: dict[str, Any], allowed: frozenset[str], output: OutputBuffer
+    namespace: dict[str, Any],
+    allowed: frozenset[str],
+    output: OutputBuffer,
+    writable: frozenset[type] = frozenset(),
 ) -> dict[str, Any]:
-    """A fresh globals dict for one run: the world's names plus this run's guards."""
+    """A fresh globals dict for one run: the world's names plus this run's guards.
+
+    ``writable`` names further types (exact types, not subclasses) whose attributes and items a
+    program may set, such as a DataFrame a program edits before writing it back."""
     program_classes: set[type] = set()
 
     def make_class(name: str, bases: tuple[type, ...], body: dict[str, Any]) -> type:
@@ -290,7 +301,7 @@ def make_globals(
 
     def write_guard(obj: Any) -> Any:
         kind = type(obj)
-        if kind in _WRITABLE_TYPES or kind in program_classes:
+        if kind in _WRITABLE_TYPES or kind in program_classes or kind in writable:
             return obj
         return _ReadOnly(obj)
 

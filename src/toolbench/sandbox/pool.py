@@ -26,7 +26,7 @@ from typing import Any
 
 from toolbench.sandbox._process import SandboxError, WorkerProcess
 from toolbench.sandbox.limits import Limits
-from toolbench.sandbox.world import WorldFactory
+from toolbench.sandbox.world import WorldFactory, factory_ref
 
 DEFAULT_LIMITS = Limits()
 KINDS = frozenset(("ok", "rejected", "error", "timeout", "memory", "output_limit", "worker_died"))
@@ -44,17 +44,6 @@ class ExecResult:
     kind: str  # "ok" | "rejected" | "error" | "timeout" | "memory" | "output_limit" | "worker_died"
     stdout: str = ""  # captured print() output, truncated
     duration_s: float = 0.0
-
-
-def _factory_ref(factory: WorldFactory) -> str:
-    """'module:qualname' for a module-level function, which is all a worker can import."""
-    module = getattr(factory, "__module__", None)
-    qualname = getattr(factory, "__qualname__", None)
-    if not module or not qualname or "<" in qualname or module == "__main__":
-        raise ValueError(
-            f"world factory {factory!r} must be a module-level function in an importable module"
-        )
-    return f"{module}:{qualname}"
 
 
 WORKDIR_PREFIX = "toolbench-sandbox-"
@@ -134,13 +123,12 @@ class SandboxPool:
         self._starting = 0
         self._closed = False
         self._executor: ThreadPoolExecutor | None = None
-        self._refs: dict[Any, str] = {}
         self._finalizer = weakref.finalize(self, self._res.shutdown)
 
     # -- public API -----------------------------------------------------------------------
 
     def run(self, factory: WorldFactory, program: str) -> ExecResult:
-        ref = self._refs.get(factory) or self._remember(factory)
+        ref = factory_ref(factory)  # microseconds; partials differ per sample, so no cache
         if not isinstance(program, str):
             raise TypeError("program must be a str")
         if len(program) > MAX_PROGRAM_CHARS:
@@ -208,11 +196,6 @@ class SandboxPool:
     @staticmethod
     def _since(start: float) -> float:
         return time.perf_counter() - start
-
-    def _remember(self, factory: WorldFactory) -> str:
-        ref = _factory_ref(factory)
-        self._refs[factory] = ref
-        return ref
 
     def _parse(self, reply: bytes, duration: float) -> ExecResult:
         head, _, body = reply.decode("utf-8", "surrogatepass").partition("\n")

@@ -1,0 +1,166 @@
+"""An audit hook (PEP 578) that fences a running program off the file system, network and OS.
+
+RestrictedPython decides what a program may *name*; libraries a world allows (pandas, numpy)
+then act on the program's behalf with full access, through entry points nobody can list
+exhaustively (``pd.read_csv(path)``, ``df.to_csv(path)``, ``df.agg("to_pickle", path)``). The
+interpreter reports every such action as an audit event before doing it, whoever asked, so while
+a program runs the worker refuses:
+
+* opening any file for writing, and opening or listing anything outside Python's own
+  installation and our package (lazy imports of library modules still work);
+* sockets, subprocesses, signals to other processes, ctypes, mmap, environment changes, and
+  file-system changes of any kind.
+
+A refusal raises ``PermissionError`` in the program, which ends as an ordinary program error.
+The hook is installed once per worker (audit hooks cannot be removed) and does nothing while no
+program runs: importing and preparing worlds is trusted.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+# Events refused outright while a program runs (matched as exact names or "prefix.").
+_REFUSED_PREFIXES = (
+    "socket.",
+    "subprocess.",
+    "ctypes.",
+    "mmap.",
+    "shutil.",
+    "urllib.",
+    "http.client.",
+    "ftplib.",
+    "smtplib.",
+    "poplib.",
+    "imaplib.",
+    "nntplib.",
+    "telnetlib.",
+    "webbrowser.",
+    "pty.",
+    "glob.",
+    "winreg.",
+)
+_REFUSED_EVENTS = frozenset(
+    {
+        "os.system",
+        "os.exec",
+        "os.posix_spawn",
+        "os.spawn",
+        "os.fork",
+        "os.forkpty",
+        "os.kill",
+        "os.killpg",
+        "os.putenv",
+        "os.unsetenv",
+        "os.chdir",
+        "os.chmod",
+        "os.chown",
+        "os.chflags",
+        "os.lchflags",
+        "os.link",
+        "os.symlink",
+        "os.mkdir",
+        "os.mkfifo",
+        "os.mknod",
+        "os.remove",
+        "os.rename",
+        "os.rmdir",
+        "os.truncate",
+        "os.utime",
+        "os.setxattr",
+        "os.removexattr",
+        "os.startfile",
+        "os.add_dll_directory",
+        "os.getxattr",
+        "os.listxattr",
+        "resource.setrlimit",
+        "resource.prlimit",
+        "signal.pthread_kill",
+        "sys.addaudithook",
+        "sys.setprofile",
+        "sys.settrace",
+        "pickle.find_class",
+        "code.__new__",
+        "function.__new__",
+    }
+)
+_PATH_EVENTS = frozenset({"os.listdir", "os.scandir"})
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+
+
+class _Fence:
+    armed = False
+    roots: tuple[str, ...] = ()
+
+
+def _readable_roots() -> tuple[str, ...]:
+    """Python's installation (stdlib, site-packages) and the toolbench package: public code."""
+    import toolbench
+
+    places = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    places.add(str(Path(toolbench.__file__).parent))
+    return tuple(sorted({os.path.realpath(p) + os.sep for p in places if p}))
+
+
+def _inside_roots(path: Any) -> bool:
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if not isinstance(path, str):  # file descriptors, path-likes of program classes
+        return False
+    full = os.path.realpath(path) + os.sep
+    return full.startswith(_Fence.roots)
+
+
+def _refuse(what: str) -> None:
+    raise PermissionError(f"{what} is not allowed in the sandbox")
+
+
+def _hook(event: str, args: tuple[Any, ...]) -> None:
+    if not _Fence.armed:
+        return
+    if event == "open":
+        path, mode, flags = (*args, None, None, None)[:3]
+        writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+            isinstance(flags, int) and flags & _WRITE_FLAGS
+        )
+        if writing or not _inside_roots(path):
+            _Fence.armed = False  # formatting the message must not re-enter the fence
+            try:
+                message = f"opening {path!r}" if isinstance(path, (str, bytes)) else "opening files"
+            finally:
+                _Fence.armed = True
+            _refuse(message)
+        return
+    if event in _PATH_EVENTS:
+        if not _inside_roots(args[0] if args else None):
+            _refuse("listing directories")
+        return
+    if event in _REFUSED_EVENTS or event.startswith(_REFUSED_PREFIXES):
+        _refuse(f"{event!r}")
+
+
+_installed = False
+
+
+def install() -> None:
+    """Install the hook in this process (a sandbox worker); idempotent."""
+    global _installed
+    if not _installed:
+        _Fence.roots = _readable_roots()
+        sys.addaudithook(_hook)
+        _installed = True
+
+
+@contextmanager
+def fence() -> Iterator[None]:
+    """Refuse file, network and OS access for the duration (the program's run)."""
+    _Fence.armed = True
+    try:
+        yield
+    finally:
+        _Fence.armed = False

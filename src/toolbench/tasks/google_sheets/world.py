@@ -1,0 +1,125 @@
+"""The google_sheets sandbox world: a fresh copy of the workbook with the question's sheet open.
+
+A program sees what the original ToolBench evaluator gave it: ``worksheet`` (the question's
+sheet), ``sheet`` (its spreadsheet), gspread-dataframe's ``get_as_dataframe`` and
+``set_with_dataframe``, ``pd`` and ``np``. Unlike the original, the worksheet is the question
+sheet itself, formulas and formats included, inside its whole workbook (so cross-sheet formulas
+work), not a values-only copy.
+
+The state a scorer compares is the question sheet read the way the original read it:
+``get_as_dataframe(worksheet, evaluate_formulas=True)`` with all-empty rows and columns dropped,
+as JSON (column labels, row labels, dtypes, values), plus every cell format and merge when the
+sample checks formats.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from toolbench.sandbox.world import World
+from toolbench.tasks.google_sheets.emulator import (
+    Cell,
+    Spreadsheet,
+    Worksheet,
+    get_as_dataframe,
+    set_with_dataframe,
+    warm_up,
+)
+
+ALLOWED_MODULES = frozenset({"pandas", "numpy"})
+
+_books: dict[tuple[str, str], Spreadsheet] = {}  # (path, content digest) -> parsed workbook
+
+
+def load_workbook(path: str, digest: str) -> Spreadsheet:
+    """The workbook stored at ``path`` (``Spreadsheet.to_dict`` JSON), parsed once per process.
+
+    ``digest`` is the caller's hash of the file: part of the cache key here and, through the
+    factory's arguments, of the execution memo's key, so an edited workbook is never mixed up
+    with the one results were computed on."""
+    key = (path, digest)
+    book = _books.get(key)
+    if book is None:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        book = _books[key] = Spreadsheet.from_dict(data)
+    return book
+
+
+def _writable_types() -> frozenset[type]:
+    frame = pd.DataFrame({"a": [1]})
+    series = frame["a"]
+    holders: list[Any] = [frame, series, np.zeros(1), Cell(1, 1)]
+    for obj in (frame, series):
+        holders += [obj.loc, obj.iloc, obj.at, obj.iat]
+    return frozenset(type(h) for h in holders)
+
+
+def make_world(
+    workbook_path: str, digest: str, sheet_title: str, check_format: bool = False
+) -> World:
+    book = load_workbook(workbook_path, digest).clone()
+    worksheet = book.worksheet(sheet_title)
+    return World(
+        namespace={
+            "worksheet": worksheet,
+            "sheet": book,
+            "get_as_dataframe": get_as_dataframe,
+            "set_with_dataframe": set_with_dataframe,
+            "pd": pd,
+            "np": np,
+        },
+        snapshot=lambda: sheet_state(worksheet, check_format),
+        allowed_modules=ALLOWED_MODULES,
+        writable_types=_writable_types(),
+    )
+
+
+def _plain(value: Any) -> Any:
+    """A dataframe value as exact JSON: numpy scalars unwrapped, NaN as None."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def sheet_state(worksheet: Worksheet, check_format: bool) -> dict[str, Any]:
+    """What scoring compares: the sheet as the original evaluator's dataframe (+ formats)."""
+    frame = get_as_dataframe(worksheet, evaluate_formulas=True)
+    frame = frame.dropna(how="all", axis=0).dropna(how="all", axis=1)
+    state: dict[str, Any] = {
+        "columns": [_plain(label) for label in frame.columns],
+        "index": [_plain(label) for label in frame.index],
+        "dtypes": [str(dtype) for dtype in frame.dtypes],
+        "rows": [[_plain(value) for value in row] for row in frame.itertuples(index=False)],
+    }
+    if check_format:
+        state["formats"] = worksheet.formats
+        state["merges"] = worksheet.merged_ranges
+    return state
+
+
+def prepare_sandbox_worker() -> None:
+    """Run once per worker before any program: compile the formula engine, exercise the
+    dataframe round trip so pandas' lazy imports happen now, then disarm library I/O."""
+    from toolbench.tasks.google_sheets.disarm import disarm
+
+    warm_up()
+    book = Spreadsheet()
+    ws = book.sheet1
+    ws.update([["name", "n"], ["a", 1], ["b", "=B2*2"]], "A1", raw=False)
+    frame = get_as_dataframe(ws, evaluate_formulas=True).dropna(how="all")
+    frame.sort_values("n").to_string()
+    frame.describe()
+    frame.groupby("name").sum()
+    set_with_dataframe(ws, frame, include_index=False, include_column_header=True)
+    sheet_state(ws, True)
+    disarm()
