@@ -25,6 +25,8 @@ def command_generate(args: argparse.Namespace, console: Console) -> int:
     examples = [format_example(q, p) for q, p in generator.examples]
     if args.split == "test":
         write_task_folder(args.out, records, generator.functions, examples)
+        for name, text in (generator.data_files() if generator.data_files else {}).items():
+            (args.out / name).write_text(text, encoding="utf-8", newline="\n")
         console.print(
             f"wrote {len(records)} test samples, API docs and demonstrations to {args.out}"
         )

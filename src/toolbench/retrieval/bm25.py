@@ -18,13 +18,16 @@ class BM25Retriever:
             tokens = bm25s.tokenize(
                 [doc.text for doc in self._docs], stopwords="en", show_progress=False
             )
-            self._index = bm25s.BM25()
-            self._index.index(tokens, show_progress=False)
+            if tokens.vocab:  # docs of one-letter words and stopwords only have no terms
+                self._index = bm25s.BM25()
+                self._index.index(tokens, show_progress=False)
 
     def search(self, queries: Sequence[str], k: int) -> list[list[Doc]]:
         k = min(k, len(self._docs))
-        if k <= 0 or self._index is None or not queries:
+        if k <= 0 or not queries:
             return [[] for _ in queries]
+        if self._index is None:  # no indexable term in any doc: every doc scores the same
+            return [self._docs[:k] for _ in queries]
         tokenized = bm25s.tokenize(
             list(queries), stopwords="en", return_ids=False, show_progress=False
         )

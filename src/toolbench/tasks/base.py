@@ -32,12 +32,22 @@ class TaskGenerator:
     functions: Mapping[str, str]  # file name -> API doc
     examples: Sequence[tuple[str, str]]  # (query, program)
     default_test_size: int
+    # Further files a data folder needs beside test.jsonl (e.g. the workbook the questions are
+    # about): () -> {file name: text}, written byte-stable by ``data generate --split test``.
+    data_files: Callable[[], Mapping[str, str]] | None = None
 
     @classmethod
     def of(cls, generator: Any, docs: Any) -> TaskGenerator:
-        """From a task's ``generator`` module (generate, DEFAULT_TEST_SIZE) and ``docs`` module
-        (FUNCTIONS, EXAMPLES), the layout every task folder follows."""
-        return cls(generator.generate, docs.FUNCTIONS, docs.EXAMPLES, generator.DEFAULT_TEST_SIZE)
+        """From a task's ``generator`` module (generate, DEFAULT_TEST_SIZE, optionally
+        data_files) and ``docs`` module (FUNCTIONS, EXAMPLES), the layout every task folder
+        follows."""
+        return cls(
+            generator.generate,
+            docs.FUNCTIONS,
+            docs.EXAMPLES,
+            generator.DEFAULT_TEST_SIZE,
+            getattr(generator, "data_files", None),
+        )
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from toolbench.errors import UserError, did_you_mean
-from toolbench.tasks import booking, home_search, open_weather, the_cat_api
+from toolbench.tasks import booking, google_sheets, home_search, open_weather, the_cat_api
 from toolbench.tasks.base import Task
 
 TASKS: dict[str, Task] = {
@@ -13,6 +13,7 @@ TASKS: dict[str, Task] = {
         booking.TASK,
         open_weather.TASK,
         the_cat_api.TASK,
+        google_sheets.TASK,
     )
 }
 

@@ -8,14 +8,16 @@ work), not a values-only copy.
 
 The state a scorer compares is the question sheet read the way the original read it:
 ``get_as_dataframe(worksheet, evaluate_formulas=True)`` with all-empty rows and columns dropped,
-as JSON (column labels, row labels, dtypes, values), plus every cell format and merge when the
-sample checks formats.
+as JSON (column labels, row labels, dtypes, values). When a sample checks formats, the sheet's
+presentation counts too: every cell format, merge, and which cells hold formulas (and which
+formulas), so a typed-in literal no longer passes for the formula that computes it.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,8 @@ from toolbench.tasks.google_sheets.emulator import (
     set_with_dataframe,
     warm_up,
 )
+from toolbench.tasks.google_sheets.emulator.a1 import rowcol_to_a1
+from toolbench.tasks.google_sheets.emulator.values import Formula
 
 ALLOWED_MODULES = frozenset({"pandas", "numpy"})
 
@@ -104,7 +108,22 @@ def sheet_state(worksheet: Worksheet, check_format: bool) -> dict[str, Any]:
     if check_format:
         state["formats"] = worksheet.formats
         state["merges"] = worksheet.merged_ranges
+        state["formulas"] = {
+            rowcol_to_a1(row, col): canonical_formula(stored.text)
+            for (row, col), stored in sorted(worksheet._grid.cells.items())
+            if isinstance(stored, Formula)
+        }
     return state
+
+
+_QUOTED = re.compile(r"(\"[^\"]*\"|'[^']*')")
+
+
+def canonical_formula(text: str) -> str:
+    """A formula as Sheets stores it: function names and references upper-cased (Sheets turns
+    '=sum(b2:b5)' into '=SUM(B2:B5)'), text in quotes and quoted sheet names kept as typed."""
+    parts = _QUOTED.split(text)
+    return "".join(part if i % 2 else part.upper() for i, part in enumerate(parts))
 
 
 def prepare_sandbox_worker() -> None:

@@ -1,0 +1,21 @@
+"""BM25 retrieval: ranking, stable ties, and corpora with nothing to index."""
+
+from __future__ import annotations
+
+from toolbench.retrieval.bm25 import BM25Retriever
+from toolbench.types import Doc
+
+
+def test_ranks_the_matching_doc_first_and_breaks_ties_by_file_order() -> None:
+    docs = [Doc("a", "set the rent budget"), Doc("b", "sort rows by price"), Doc("c", "bold")]
+    retriever = BM25Retriever(docs)
+    assert [d.name for d in retriever.search(["sort by price"], 2)[0]] == ["b", "a"]
+    assert retriever.search([], 2) == []
+    assert retriever.search(["anything"], 0) == [[]]
+
+
+def test_docs_without_indexable_terms_fall_back_to_file_order() -> None:
+    # one-letter words and stopwords give bm25s an empty vocabulary; that must not crash
+    docs = [Doc("0.txt", "x"), Doc("1.txt", "a to")]
+    assert [d.name for d in BM25Retriever(docs).search(["what", "x"], 5)[0]] == ["0.txt", "1.txt"]
+    assert BM25Retriever([]).search(["q"], 3) == [[]]
