@@ -154,19 +154,10 @@ class SheetsTask:
             return crash_outcome(f"{result.kind}: {result.error}")
         golds = data.gold[sample.id]
         matched = next((i for i, gold in enumerate(golds) if gold == result.state), None)
-        return Outcome(
-            status=Status.SCORED,
-            success=matched is not None,
-            details={
-                "closest_label": matched if matched is not None else 0,
-                "state": result.state,
-                **(
-                    {}
-                    if matched is not None
-                    else {"differences": differences(result.state, golds[0])}
-                ),
-            },
-        )
+        details: dict[str, Any] = {"closest_label": matched or 0, "state": result.state}
+        if matched is None:
+            details["differences"] = differences(result.state, golds[0])
+        return Outcome(status=Status.SCORED, success=matched is not None, details=details)
 
     def aggregate(self, outcomes: Sequence[Outcome]) -> dict[str, float]:
         return mean_metrics(outcomes, self.metrics)
