@@ -148,6 +148,10 @@ def execute(
             sandbox = memo
         model = make_model(config.model, options)
         prepared = prepare_tasks(config, sandbox, cache_dir)
+        for task in prepared:  # e.g. a live task's scratch resources, released when the run ends
+            close = getattr(task.data.runtime, "close", None)
+            if callable(close):
+                stack.callback(close)
         digests = {p.task.name: p.data.digest for p in prepared}
         fingerprint = config.fingerprint(digests)
         folder = choose_folder(config, fingerprint, out, runs_dir)

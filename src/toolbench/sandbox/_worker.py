@@ -177,6 +177,7 @@ class Worker:
             namespace = dict(world.namespace)
             allowed = frozenset(world.allowed_modules)
             writable = frozenset(world.writable_types)
+            network = bool(world.network)
             snapshot = world.snapshot
             if any(type(k) is not str or k.startswith("_") for k in namespace):
                 raise ValueError("world namespace names must not start with '_'")
@@ -189,9 +190,10 @@ class Worker:
         try:
             self.timers.arm()
             try:
-                kind, error, state = self._execute(
-                    source, namespace, allowed, writable, snapshot, output
-                )
+                with audit.network_allowed(network):
+                    kind, error, state = self._execute(
+                        source, namespace, allowed, writable, snapshot, output
+                    )
             finally:
                 namespace.clear()
                 del snapshot

@@ -97,7 +97,14 @@ class MemoizedSandbox:
                 "INSERT OR REPLACE INTO runs VALUES (?, ?)", (key, json.dumps(asdict(result)))
             )
 
+    @staticmethod
+    def _remembers(factory: WorldFactory) -> bool:
+        module = sys.modules.get(factory_function(factory).__module__)
+        return getattr(module, "DETERMINISTIC", True) is not False
+
     def run(self, factory: WorldFactory, program: str) -> ExecResult:
+        if not self._remembers(factory):
+            return self._pool.run(factory, program)
         key = self._key(factory, program)
         found = self._lookup(key)
         if found is not None:
@@ -107,6 +114,8 @@ class MemoizedSandbox:
         return result
 
     async def arun(self, factory: WorldFactory, program: str) -> ExecResult:
+        if not self._remembers(factory):
+            return await self._pool.arun(factory, program)
         key = self._key(factory, program)
         found = self._lookup(key)
         if found is not None:
@@ -116,6 +125,8 @@ class MemoizedSandbox:
         return result
 
     def run_many(self, factory: WorldFactory, programs: Sequence[str]) -> list[ExecResult]:
+        if not self._remembers(factory):
+            return self._pool.run_many(factory, programs)
         keys = [self._key(factory, program) for program in programs]
         results: list[ExecResult | None] = [self._lookup(key) for key in keys]
         missing = [i for i, result in enumerate(results) if result is None]

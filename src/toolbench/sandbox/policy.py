@@ -80,6 +80,16 @@ def _module_allowed(module: types.ModuleType, allowed: frozenset[str]) -> bool:
     return type(name) is str and name in allowed
 
 
+_SHARED_CONTAINERS = (dict, list, set)
+PROGRAM_MODULE = "__sandbox__"  # the __name__ programs run under, so their classes' __module__
+
+
+def _is_library_owned(obj: Any) -> bool:
+    if isinstance(obj, types.ModuleType):
+        return True
+    return isinstance(obj, type) and getattr(obj, "__module__", None) != PROGRAM_MODULE
+
+
 def _make_getattr(allowed: frozenset[str]) -> Callable[..., Any]:
     def guarded_getattr(obj: Any, name: str, default: Any = raise_) -> Any:
         # AttributeError.obj hands out whatever object the failing lookup ran on, which may be
@@ -89,6 +99,10 @@ def _make_getattr(allowed: frozenset[str]) -> Callable[..., Any]:
         value = safer_getattr(obj, name, default)
         if isinstance(value, types.ModuleType) and not _module_allowed(value, allowed):
             raise AttributeError(f"module {value.__name__!r} is not accessible in the sandbox")
+        if type(value) in _SHARED_CONTAINERS and _is_library_owned(obj):
+            # A module's or library class's dict/list/set (numpy.sctypeDict ...) lives as long
+            # as the worker: a program gets a copy, so it cannot change what later programs see.
+            return type(value)(value)
         return value
 
     return guarded_getattr
@@ -131,9 +145,13 @@ def _make_import(allowed: frozenset[str]) -> Callable[..., types.ModuleType]:
             if top not in allowed:
                 raise ImportError(f"import of {top!r} is not allowed (allowed: {sorted(allowed)})")
         for item in fromlist or ():  # 'from pkg.sub import os' must not yield a foreign module
+            if item == "*":
+                raise ImportError(f"'from {name} import *' is not allowed; import names")
             value = getattr(module, item, None)
             if isinstance(value, types.ModuleType) and not _module_allowed(value, allowed):
                 raise ImportError(f"importing {item!r} from {name!r} is not allowed")
+            if type(value) in _SHARED_CONTAINERS:  # see guarded_getattr; use name.item instead
+                raise ImportError(f"importing the shared {item!r} from {name!r} is not allowed")
         return module
 
     return guarded_import
@@ -308,7 +326,7 @@ def make_globals(
     scope = dict(namespace)
     scope.update(
         __builtins__=builtins_for(allowed),
-        __name__="__sandbox__",
+        __name__=PROGRAM_MODULE,
         __metaclass__=make_class,
         _write_=write_guard,
         _print_=partial(_Printer, output),

@@ -7,9 +7,11 @@ world per program; the program runs with exactly ``namespace`` in scope; afterwa
 ``snapshot()`` returns the world's final state as plain JSON data, which is all that ever leaves
 the worker.
 
-A factory's module may define ``prepare_sandbox_worker()``: a worker calls it once, right after
-importing the module and before any program runs, to pay one-off costs (imports, warm-up) outside
-the programs' time limits and to disarm library features programs must not reach.
+A factory's module may set ``DETERMINISTIC = False`` (its worlds talk to a live service), so
+the execution memo never remembers its results, and may define ``prepare_sandbox_worker()``: a
+worker calls it once, right after importing the module and before any program runs, to pay
+one-off costs (imports, warm-up) outside the programs' time limits and to disarm library
+features programs must not reach.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ class World:
     # Types whose attributes and items programs may set (exact types): plain value holders such
     # as DataFrames, never simulator objects, whose state must change only through their API.
     writable_types: frozenset[type] = field(default_factory=frozenset)
+    # Live worlds drive a real API from inside the program: sockets allowed, files still not.
+    network: bool = False
 
 
 WorldFactory = Callable[[], World]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,6 +62,13 @@ class SheetsRuntime:
 
     workbook: Workbook
     worlds: dict[str, WorldFactory]
+    live: bool = False
+    cleanup: Callable[[], None] | None = None
+
+    def close(self) -> None:
+        """Called when the run ends: a live run deletes its scratch spreadsheet."""
+        if self.cleanup is not None:
+            self.cleanup()
 
 
 @dataclass
@@ -73,7 +81,13 @@ class SheetsTask:
     metrics: tuple[str, ...] = SHEETS_METRICS
     generator: TaskGenerator | None = None
     # --live: builds the per-sample factories against real Google Sheets instead
-    live_worlds: Callable[[Workbook, Sequence[Sample]], dict[str, WorldFactory]] | None = None
+    live_worlds: (
+        Callable[
+            [Workbook, Sequence[Sample]],
+            tuple[dict[str, WorldFactory], Callable[[], None]],
+        ]
+        | None
+    ) = None
 
     def versions(self) -> list[str]:
         return package_versions(self.package_dir)
@@ -97,9 +111,12 @@ class SheetsTask:
         if live is not None:
             if self.live_worlds is None:
                 raise UserError(f"task {self.name} has no live mode")
-            worlds = self.live_worlds(workbook, data.samples)
-        else:
-            worlds = {s.id: self._world(workbook, s) for s in data.samples}
+            # Live, golds run next to their prediction, so an outage is that sample's infra
+            # error rather than a failed load.
+            worlds, cleanup = self.live_worlds(workbook, data.samples)
+            data.runtime = SheetsRuntime(workbook, worlds, live=True, cleanup=cleanup)
+            return data
+        worlds = {s.id: self._world(workbook, s) for s in data.samples}
         data.runtime = SheetsRuntime(workbook, worlds)
         data.gold = self._run_golds(data.samples, worlds, sandbox)
         return data
@@ -151,7 +168,18 @@ class SheetsTask:
         runtime: SheetsRuntime = data.runtime
         result = await sandbox.arun(runtime.worlds[sample.id], program)
         if not result.ok:
+            if runtime.live and _service_failed(result.error):
+                return Outcome(status=Status.INFRA_ERROR, message=f"live: {result.error}")
             return crash_outcome(f"{result.kind}: {result.error}")
+        if sample.id not in data.gold:  # live: golds run now, on fresh copies
+            states = []
+            for index, label in enumerate(sample.labels):
+                gold = await sandbox.arun(runtime.worlds[sample.id], label)
+                if not gold.ok:
+                    message = f"live: gold program {index + 1} failed: {gold.error}"
+                    return Outcome(status=Status.INFRA_ERROR, message=message)
+                states.append(gold.state)
+            data.gold[sample.id] = states
         golds = data.gold[sample.id]
         matched = next((i for i, gold in enumerate(golds) if gold == result.state), None)
         details: dict[str, Any] = {"closest_label": matched or 0, "state": result.state}
@@ -161,6 +189,15 @@ class SheetsTask:
 
     def aggregate(self, outcomes: Sequence[Outcome]) -> dict[str, float]:
         return mean_metrics(outcomes, self.metrics)
+
+
+_SERVICE_FAILURE = re.compile(r"APIError: .*\b(429|5\d\d)\b|Connection|Timeout")
+
+
+def _service_failed(error: str | None) -> bool:
+    """A live program failed because Google did (rate limit left after back-off, 5xx, network),
+    which is the harness's problem, not the model's."""
+    return bool(error and _SERVICE_FAILURE.search(error))
 
 
 def _check_fields(sample: Sample, workbook: Workbook) -> None:

@@ -55,7 +55,7 @@ def load_workbook(path: str, digest: str) -> Spreadsheet:
     return book
 
 
-def _writable_types() -> frozenset[type]:
+def writable_types() -> frozenset[type]:
     frame = pd.DataFrame({"a": [1]})
     series = frame["a"]
     holders: list[Any] = [frame, series, np.zeros(1), Cell(1, 1)]
@@ -80,7 +80,7 @@ def make_world(
         },
         snapshot=lambda: sheet_state(worksheet, check_format),
         allowed_modules=ALLOWED_MODULES,
-        writable_types=_writable_types(),
+        writable_types=writable_types(),
     )
 
 
@@ -95,16 +95,21 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def sheet_state(worksheet: Worksheet, check_format: bool) -> dict[str, Any]:
-    """What scoring compares: the sheet as the original evaluator's dataframe (+ formats)."""
-    frame = get_as_dataframe(worksheet, evaluate_formulas=True)
+def frame_state(frame: Any) -> dict[str, Any]:
+    """A sheet's dataframe as the original compared it (all-empty rows and columns dropped,
+    row labels and dtypes kept, as DataFrame.equals does), in exact JSON."""
     frame = frame.dropna(how="all", axis=0).dropna(how="all", axis=1)
-    state: dict[str, Any] = {
+    return {
         "columns": [_plain(label) for label in frame.columns],
         "index": [_plain(label) for label in frame.index],
         "dtypes": [str(dtype) for dtype in frame.dtypes],
         "rows": [[_plain(value) for value in row] for row in frame.itertuples(index=False)],
     }
+
+
+def sheet_state(worksheet: Worksheet, check_format: bool) -> dict[str, Any]:
+    """What scoring compares: the sheet as the original evaluator's dataframe (+ formats)."""
+    state = frame_state(get_as_dataframe(worksheet, evaluate_formulas=True))
     if check_format:
         state["formats"] = worksheet.formats
         state["merges"] = worksheet.merged_ranges
