@@ -7,7 +7,8 @@ interpreter reports every such action as an audit event before doing it, whoever
 a program runs the worker refuses:
 
 * opening any file for writing, and opening or listing anything outside Python's own
-  installation and our package (lazy imports of library modules still work);
+  installation and our package (lazy imports of library modules still work); inside our
+  package only code files, since its data folders hold the gold answers;
 * sockets, subprocesses, signals to other processes, ctypes, mmap, environment changes, and
   file-system changes of any kind.
 
@@ -93,7 +94,11 @@ _PATH_EVENTS = frozenset({"os.listdir", "os.scandir"})
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 
 
+_CODE_SUFFIXES = (".py", ".pyc")
+
+
 class _Fence:
+    package = ""  # the toolbench package directory, with a trailing separator
     armed = False
     network = False  # a live world's program drives a real API: sockets allowed
     roots: tuple[str, ...] = ()
@@ -111,13 +116,17 @@ def _readable_roots() -> tuple[str, ...]:
     return tuple(sorted({os.path.realpath(p) + os.sep for p in places if p}))
 
 
-def _inside_roots(path: Any) -> bool:
+def _inside_roots(path: Any, listing: bool = False) -> bool:
     if isinstance(path, bytes):
         path = os.fsdecode(path)
     if not isinstance(path, str):  # file descriptors, path-likes of program classes
         return False
-    full = os.path.realpath(path) + os.sep
-    return full.startswith(_Fence.roots)
+    real = os.path.realpath(path)
+    if not (real + os.sep).startswith(_Fence.roots):
+        return False
+    # Our own package holds gold answers (data/*/test.jsonl): only its code may be read.
+    inside_package = (real + os.sep).startswith(_Fence.package)
+    return not inside_package or listing or real.endswith(_CODE_SUFFIXES)
 
 
 def _refuse(what: str) -> None:
@@ -141,7 +150,7 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
             _refuse(message)
         return
     if event in _PATH_EVENTS:
-        if not _inside_roots(args[0] if args else None):
+        if not _inside_roots(args[0] if args else None, listing=True):
             _refuse("listing directories")
         return
     if _Fence.network and event.startswith(_NETWORK_PREFIXES):
@@ -157,7 +166,10 @@ def install() -> None:
     """Install the hook in this process (a sandbox worker); idempotent."""
     global _installed
     if not _installed:
+        import toolbench
+
         _Fence.roots = _readable_roots()
+        _Fence.package = os.path.realpath(Path(toolbench.__file__).parent) + os.sep
         sys.addaudithook(_hook)
         _installed = True
 

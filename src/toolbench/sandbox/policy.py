@@ -80,6 +80,26 @@ def _module_allowed(module: types.ModuleType, allowed: frozenset[str]) -> bool:
     return type(name) is str and name in allowed
 
 
+# Names that hand out interpreter internals without a leading underscore (Cython functions'
+# func_globals, frames and generators' frames), or library features that run their own
+# unsandboxed interpreters or import modules by name (pandas Styler's jinja2 environment,
+# plotting backends).
+DENIED_ATTRIBUTES = frozenset(
+    {
+        *("func_globals", "func_code", "func_closure", "func_dict", "func_defaults"),
+        *("f_globals", "f_locals", "f_builtins", "f_back", "f_code", "f_trace"),
+        *("gi_frame", "gi_code", "cr_frame", "cr_code", "ag_frame", "ag_code"),
+        *("tb_frame", "tb_next", "im_func", "im_self", "mro"),
+        *("style", "env", "plot", "hist", "boxplot", "plotting"),
+    }
+)
+
+
+def _is_namespace_dict(value: Any) -> bool:
+    """A module's globals (reached through any alias): the builtins are one .get() away."""
+    return type(value) is dict and "__builtins__" in value and "__name__" in value
+
+
 _SHARED_CONTAINERS = (dict, list, set)
 PROGRAM_MODULE = "__sandbox__"  # the __name__ programs run under, so their classes' __module__
 
@@ -96,7 +116,11 @@ def _make_getattr(allowed: frozenset[str]) -> Callable[..., Any]:
         # a simulator's private state when the error came from inside the simulator.
         if name == "obj" and isinstance(obj, AttributeError):
             raise AttributeError('"obj" of an AttributeError is not accessible in the sandbox')
+        if name in DENIED_ATTRIBUTES:
+            raise AttributeError(f"attribute {name!r} is not accessible in the sandbox")
         value = safer_getattr(obj, name, default)
+        if _is_namespace_dict(value):
+            raise AttributeError(f"the globals behind {name!r} are not accessible in the sandbox")
         if isinstance(value, types.ModuleType) and not _module_allowed(value, allowed):
             raise AttributeError(f"module {value.__name__!r} is not accessible in the sandbox")
         if type(value) in _SHARED_CONTAINERS and _is_library_owned(obj):
@@ -122,6 +146,8 @@ def _make_hasattr(getattr_: Callable[..., Any]) -> Callable[[Any, str], bool]:
 def _make_getitem(allowed: frozenset[str]) -> Callable[[Any, Any], Any]:
     def guarded_getitem(obj: Any, key: Any) -> Any:
         value = obj[key]
+        if _is_namespace_dict(value):
+            raise KeyError("module globals are not accessible in the sandbox")
         if isinstance(value, types.ModuleType) and not _module_allowed(value, allowed):
             raise KeyError(f"module {value.__name__!r} is not accessible in the sandbox")
         return value
@@ -135,6 +161,15 @@ def _make_import(allowed: frozenset[str]) -> Callable[..., types.ModuleType]:
     ) -> types.ModuleType:
         if not allowed:
             raise ImportError("imports are not allowed")
+        if (
+            type(name) is str
+            and level == 0
+            and list(fromlist or ()) == ["__doc__"]
+            and name.partition(".")[0] in allowed
+        ):
+            # C code of an allowed library importing its own helper (PyImport_Import passes
+            # fromlist ['__doc__'], which no program can spell); the module goes to that C code.
+            return builtins.__import__(name, None, None, fromlist, 0)
         if type(name) is not str or level != 0:
             raise ImportError("only absolute imports of allowed modules are possible")
         if name not in allowed:

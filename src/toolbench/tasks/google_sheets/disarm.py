@@ -1,8 +1,9 @@
 """Switch off the pandas/numpy features a sandboxed program must not use, in a worker only.
 
 Programs get the real pandas and numpy, so they also get their file readers and writers, their
-global option switches and pandas' expression evaluator (``DataFrame.query``/``eval``, which
-walks attributes on its own and has had code-injection bugs). Blocking names in the program is
+global option switches (``pd.options``, ``set_option``) and pandas' expression evaluator
+(``DataFrame.query``/``eval``, which walks attributes on its own and has had code-injection
+bugs). Blocking names in the program is
 not enough: pandas dispatches method *names* given as strings (``df.agg("to_pickle", path)``).
 So a worker replaces those functions on the library objects themselves with ones that raise a
 clear error. The worker's audit fence (``sandbox/audit.py``) still refuses any file, network or
@@ -25,7 +26,6 @@ _PANDAS_FUNCTIONS = (
     "eval",
     "set_option",
     "reset_option",
-    "option_context",
     "set_eng_float_format",
     "ExcelWriter",
     "ExcelFile",
@@ -73,9 +73,32 @@ def _refusal(qualified: str) -> Callable[..., Any]:
     return refuse
 
 
+class _NoOptions:
+    """Stands in for ``pd.options``, whose ``.d`` is pandas' live settings dict: a program
+    changing it would change how every later program in the worker reads its sheet."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise PermissionError(f"pandas.options is not available in the sandbox: {WHY}")
+
+
+def _no_private_dispatch(original: Callable[..., Any]) -> Callable[..., Any]:
+    def apply_str(self: Any, obj: Any, func: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(func, str) and func.startswith("_"):
+            raise PermissionError(f"{func!r} cannot be applied by name in the sandbox")
+        return original(self, obj, func, *args, **kwargs)
+
+    return apply_str
+
+
 def disarm() -> list[str]:
     """Replace the functions; returns what was replaced (for tests)."""
-    replaced = []
+    import pandas.core.apply
+
+    replaced = ["pandas.options", "Apply._apply_str"]
+    pd.options = _NoOptions()
+    # df.agg("__getattribute__", 0, "_mgr") would read private attributes by name
+    apply_cls: Any = pandas.core.apply.Apply
+    apply_cls._apply_str = _no_private_dispatch(apply_cls._apply_str)
     pandas_names = [n for n in dir(pd) if n.startswith("read_")] + list(_PANDAS_FUNCTIONS)
     for name in pandas_names:
         if hasattr(pd, name):

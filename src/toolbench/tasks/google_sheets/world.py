@@ -146,4 +146,6 @@ def prepare_sandbox_worker() -> None:
     frame.groupby("name").sum()
     set_with_dataframe(ws, frame, include_index=False, include_column_header=True)
     sheet_state(ws, True)
+    # numpy caches helpers its C code imports on first use (dtype and array printing)
+    str(np.arange(3.0)), repr(np.dtype("float64")), str(frame), repr(frame["n"])
     disarm()
