@@ -697,7 +697,5 @@ BENIGN_PROGRAMS = [
         "dtype_as_text",
         _read_then("print(str(df['Cost'].dtype), repr(np.dtype('int64')))"),
         stdout="float64 dtype('int64')\n",
-        blocked="str()/repr() of a numpy dtype called from program code imports "
-        "numpy._core._dtype through the sandbox's import guard, which refuses it",
     ),
 ]

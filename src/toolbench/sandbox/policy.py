@@ -162,13 +162,14 @@ def _make_import(allowed: frozenset[str]) -> Callable[..., types.ModuleType]:
         if not allowed:
             raise ImportError("imports are not allowed")
         if (
-            type(name) is str
+            type(fromlist) is list
+            and type(name) is str
             and level == 0
-            and list(fromlist or ()) == ["__doc__"]
             and name.partition(".")[0] in allowed
         ):
-            # C code of an allowed library importing its own helper (PyImport_Import passes
-            # fromlist ['__doc__'], which no program can spell); the module goes to that C code.
+            # C code of an allowed library importing its own helper (numpy's dtype repr imports
+            # numpy._core._dtype): PyImport_Import passes a *list* fromlist, which no program can
+            # (import statements pass None or a tuple), and the module goes to that C code.
             return builtins.__import__(name, None, None, fromlist, 0)
         if type(name) is not str or level != 0:
             raise ImportError("only absolute imports of allowed modules are possible")

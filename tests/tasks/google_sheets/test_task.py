@@ -50,6 +50,7 @@ SAMPLES = [
     ("delete", "Costs", False, "worksheet.delete_rows(3)"),
     ("bold", "Costs", True, "worksheet.format('A1:C1', {'textFormat': {'bold': True}})"),
     ("raise", "Costs", False, "worksheet.update_acell('B3', 13)"),
+    ("red", "Costs", True, "worksheet.format('A1', {'backgroundColor': {'red': 1}})"),
     ("tax", "Costs", False, "worksheet.update_acell('D2', '=C2*Rates!A2')"),
 ]
 
@@ -79,6 +80,9 @@ PREDICTIONS = [
     ),
     ("bold", "worksheet.format('A1:B1', {'textFormat': {'bold': True}})", False),
     ("bold", "worksheet.format('A1:C1', {'textFormat': {'italic': True}})", False),
+    ("red", "worksheet.format('A1', {'backgroundColor': {'red': 1, 'green': 0, 'blue': 0}})", True),
+    ("red", "worksheet.format('A1', {'backgroundColor': {'red': 1.0, 'alpha': 1}})", True),
+    ("red", "worksheet.format('A1', {'backgroundColor': {'red': 1, 'green': 0.5}})", False),
     ("raise", ROUND_TRIP.format(edit="df.loc[df['Product'] == 'chicken', 'Cost'] += 2"), True),
     ("raise", "worksheet.update_acell('B3', '=11+2')", True),
     ("raise", "worksheet.update_acell('B3', 12)", False),

@@ -103,7 +103,9 @@ def presentation(worksheet: Any) -> dict[str, Any]:
         for r, row in enumerate(data.get("rowData", []), start=1):
             for c, cell in enumerate(row.get("values", []), start=1):
                 if cell.get("userEnteredFormat"):
-                    formats[rowcol_to_a1(r, c)] = cell["userEnteredFormat"]
+                    formats[rowcol_to_a1(r, c)] = offline.canonical_format(
+                        cell["userEnteredFormat"]
+                    )
                 formula = cell.get("userEnteredValue", {}).get("formulaValue")
                 if formula:
                     formulas[rowcol_to_a1(r, c)] = offline.canonical_formula(formula)

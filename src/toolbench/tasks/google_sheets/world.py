@@ -111,7 +111,7 @@ def sheet_state(worksheet: Worksheet, check_format: bool) -> dict[str, Any]:
     """What scoring compares: the sheet as the original evaluator's dataframe (+ formats)."""
     state = frame_state(get_as_dataframe(worksheet, evaluate_formulas=True))
     if check_format:
-        state["formats"] = worksheet.formats
+        state["formats"] = {a1: canonical_format(f) for a1, f in worksheet.formats.items()}
         state["merges"] = worksheet.merged_ranges
         state["formulas"] = {
             rowcol_to_a1(row, col): canonical_formula(stored.text)
@@ -119,6 +119,22 @@ def sheet_state(worksheet: Worksheet, check_format: bool) -> dict[str, Any]:
             if isinstance(stored, Formula)
         }
     return state
+
+
+_CHANNELS = ("red", "green", "blue")
+
+
+def canonical_format(value: Any) -> Any:
+    """A cell format as Sheets reads it back: colours with every channel (a missing channel is
+    0, so {"red": 1} is {"red": 1, "green": 0, "blue": 0}) and an opaque alpha dropped."""
+    if not isinstance(value, dict):
+        return value
+    if value and set(value) <= {*_CHANNELS, "alpha"}:
+        colour = {channel: float(value.get(channel, 0)) for channel in _CHANNELS}
+        if float(value.get("alpha", 1)) != 1:
+            colour["alpha"] = float(value["alpha"])
+        return colour
+    return {key: canonical_format(item) for key, item in value.items()}
 
 
 _QUOTED = re.compile(r"(\"[^\"]*\"|'[^']*')")
