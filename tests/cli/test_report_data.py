@@ -59,7 +59,9 @@ def test_report_on_a_missing_folder_is_a_user_error(
     assert code == 2 and "not a run folder" in err
 
 
-@pytest.mark.parametrize("task", ["home_search", "booking", "open_weather", "the_cat_api"])
+@pytest.mark.parametrize(
+    "task", ["home_search", "booking", "open_weather", "the_cat_api", "google_sheets"]
+)
 def test_data_generate_reproduces_committed_files(
     cli: Callable[..., CliResult], tmp_path: Path, task: str
 ) -> None:
@@ -71,6 +73,8 @@ def test_data_generate_reproduces_committed_files(
     for rel in ["test.jsonl", *(f"functions/{p.name}" for p in (committed / "functions").iterdir()),
                 *(f"examples/{p.name}" for p in (committed / "examples").iterdir())]:  # fmt: skip
         assert filecmp.cmp(out / rel, committed / rel, shallow=False), rel
+    for extra in committed.glob("*.json"):  # e.g. google_sheets' workbook.json
+        assert filecmp.cmp(out / extra.name, extra, shallow=False), extra.name
     assert sorted(p.name for p in (out / "functions").iterdir()) == sorted(
         p.name for p in (committed / "functions").iterdir()
     )
