@@ -15,6 +15,7 @@ formulas), so a typed-in literal no longer passes for the formula that computes 
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -55,7 +56,9 @@ def load_workbook(path: str, digest: str) -> Spreadsheet:
     return book
 
 
+@functools.cache
 def writable_types() -> frozenset[type]:
+    """DataFrame, Series, their indexers, ndarray and Cell (computed once per process)."""
     frame = pd.DataFrame({"a": [1]})
     series = frame["a"]
     holders: list[Any] = [frame, series, np.zeros(1), Cell(1, 1)]
