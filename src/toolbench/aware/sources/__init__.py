@@ -1,0 +1,1 @@
+"""Part of the awareness benchmark; see toolbench.aware.schema for the record."""
