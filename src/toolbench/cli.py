@@ -1,4 +1,4 @@
-"""The ``toolbench`` command: run, prompt, report, data, list.
+"""The ``toolbench`` command: run, prompt, report, data, list, serve, aware.
 
 Errors the user can fix exit with code 2 and one line saying what and how; Ctrl-C leaves a
 resumable run and says so.
@@ -137,6 +137,10 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--seed", type=int, default=0)
     gen.add_argument("--out", type=Path, required=True, help="folder to write")
 
+    from toolbench.cli_aware import add_aware_parser
+
+    add_aware_parser(sub, _Parser)
+
     lister = sub.add_parser("list", help="list tasks or models")
     lister.add_argument("what", choices=["tasks", "models"])
     return parser
@@ -163,6 +167,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return command_generate(args, console)
         if args.command == "list":
             return command_list(args, console)
+        if args.command == "aware":
+            from toolbench.cli_aware import command_aware
+
+            return command_aware(args, console, _default_cache_dir())
         if args.command == "serve":
             return command_serve(args, console)
     except UserError as exc:

@@ -1,0 +1,205 @@
+"""``toolbench aware build``: load sources, apply manipulations, write one dataset.
+
+The dataset holds, for every complete instance that got at least one incomplete twin, the
+complete instance followed by its twins (so a file is balanced and each pair sits together).
+Sources that are incomplete already (BFCL irrelevance) are imported as they are. Instances a
+manipulation could not handle are reported, never silently dropped; model failures (after
+retries) are reported as failures and a rerun fills them in from the response cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolbench.aware.schema import MANIPULATIONS, Instance
+from toolbench.errors import UserError, did_you_mean
+
+SOURCE_KINDS = ("apibank", "toolbench", "bfcl", "task")
+Progress = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class BuildSettings:
+    manipulations: tuple[str, ...]
+    seed: int
+    model: Any = None  # a toolbench Model, for utterance removal
+    encoder_path: str | None = None
+    cache_dir: Path | None = None
+    pool_paths: tuple[Path, ...] = ()
+    rank: int = 1
+    choose_from: int = 1
+    min_similarity: float | None = None
+    max_similarity: float | None = None
+    concurrency: int = 4
+
+
+@dataclass
+class BuildOutcome:
+    instances: list[Instance] = field(default_factory=list)
+    #: (instance id, manipulation, why) for instances a manipulation could not make a twin of.
+    skipped: list[tuple[str, str, str]] = field(default_factory=list)
+    #: (instance id, message) for model calls that failed after retries.
+    failed: list[tuple[str, str]] = field(default_factory=list)
+
+
+def parse_source(spec: str) -> tuple[str, str]:
+    """``kind:PATH`` (or ``task:NAME``) -> (kind, rest), with a one-line error otherwise."""
+    kind, colon, rest = spec.partition(":")
+    if not colon or not rest:
+        raise UserError(
+            f"--source {spec!r}: expected KIND:PATH with KIND one of {', '.join(SOURCE_KINDS)} "
+            "(e.g. apibank:level-1-api.json or task:home_search)"
+        )
+    if kind not in SOURCE_KINDS:
+        raise UserError(f"--source {spec!r}: unknown kind '{kind}'{did_you_mean(kind, SOURCE_KINDS)}")
+    return kind, rest
+
+
+def parse_manipulations(text: str) -> tuple[str, ...]:
+    names = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
+    for name in names:
+        if name not in MANIPULATIONS:
+            raise UserError(f"--manipulation '{name}'{did_you_mean(name, MANIPULATIONS)}")
+    return names or ("none",)
+
+
+def load_source(spec: str) -> list[Instance]:
+    kind, rest = parse_source(spec)
+    if kind == "task":
+        from toolbench.aware.sources.tasks import load_task
+
+        return load_task(rest)
+    path = Path(rest).expanduser()
+    if not path.exists():
+        raise UserError(f"--source {spec!r}: {path} does not exist")
+    if kind == "apibank":
+        from toolbench.aware.sources.apibank import load_apibank
+
+        return load_apibank(path)
+    if kind == "toolbench":
+        from toolbench.aware.sources.stabletoolbench import load_stabletoolbench
+
+        return load_stabletoolbench(path)
+    from toolbench.aware.sources.bfcl import load_bfcl
+
+    return load_bfcl(path)
+
+
+def _extra_pool(paths: Sequence[Path]) -> list[Any]:
+    from toolbench.aware.sources.stabletoolbench import load_api_pool
+
+    pool = []
+    for path in paths:
+        if not path.exists():
+            raise UserError(f"--pool {path}: does not exist")
+        pool.extend(load_api_pool(path))
+    return pool
+
+
+def _replace(
+    complete: list[Instance], settings: BuildSettings, progress: Progress | None
+) -> tuple[list[Instance], list[tuple[str, str]]]:
+    from toolbench.aware.encoder import ApiEncoder
+    from toolbench.aware.manipulate.api_replacement import (
+        ReplacementOptions,
+        build_pool,
+        replace_relevant_apis,
+    )
+
+    encoder = ApiEncoder(settings.encoder_path, cache_dir=settings.cache_dir)
+    options = ReplacementOptions(
+        seed=settings.seed,
+        rank=settings.rank,
+        choose_from=settings.choose_from,
+        min_similarity=settings.min_similarity,
+        max_similarity=settings.max_similarity,
+    )
+    result = replace_relevant_apis(
+        complete,
+        build_pool(complete, _extra_pool(settings.pool_paths)),
+        encoder,
+        options,
+        progress=progress,
+    )
+    return list(result.instances), list(result.skipped)
+
+
+def _remove_utterances(
+    complete: list[Instance], settings: BuildSettings, progress: Progress | None
+) -> tuple[list[Instance], list[tuple[str, str]]]:
+    from toolbench.aware.manipulate.utterance_removal import remove_utterances
+
+    if settings.model is None:
+        raise UserError("--manipulation utterance_removal needs --model SPEC (the rewriting model)")
+    result = asyncio.run(
+        remove_utterances(
+            complete,
+            settings.model,
+            seed=settings.seed,
+            concurrency=settings.concurrency,
+            progress=progress,
+        )
+    )
+    return list(result.instances), list(result.failed)
+
+
+def manipulate(
+    manipulation: str,
+    complete: list[Instance],
+    settings: BuildSettings,
+    outcome: BuildOutcome,
+    progress: Progress | None,
+) -> list[Instance]:
+    """Twins of ``complete`` made by one manipulation; skips and failures go to ``outcome``."""
+    if manipulation == "api_replacement":
+        twins, skipped = _replace(complete, settings, progress)
+    elif manipulation == "utterance_removal":
+        twins, failed = _remove_utterances(complete, settings, progress)
+        outcome.failed.extend(failed)
+        skipped = []
+    else:
+        from toolbench.aware.manipulate.slot_removal import remove_slots
+        from toolbench.aware.manipulate.tool_removal import remove_tools
+
+        remove = remove_slots if manipulation == "slot_removal" else remove_tools
+        result = remove(complete, seed=settings.seed, progress=progress)
+        twins, skipped = result.instances, result.skipped
+    outcome.skipped.extend((iid, manipulation, why) for iid, why in skipped)
+    return twins
+
+
+def work_units(instances: Sequence[Instance], settings: BuildSettings) -> int:
+    """How many progress steps a build takes (one per complete instance per manipulation)."""
+    complete = sum(1 for i in instances if i.label == "complete" and i.manipulation == "none")
+    steps = [m for m in settings.manipulations if m != "none"]
+    return complete * len(steps)
+
+
+def build(
+    loaded: Sequence[Instance], settings: BuildSettings, progress: Progress | None = None
+) -> BuildOutcome:
+    """Apply every requested manipulation; pair each complete instance with its twins."""
+    outcome = BuildOutcome()
+    manipulations = [m for m in settings.manipulations if m != "none"]
+    complete = [i for i in loaded if i.label == "complete" and i.manipulation == "none"]
+    if not manipulations:
+        outcome.instances = list(loaded)
+        return outcome
+    twins_of: dict[str, list[Instance]] = {}
+    for manipulation in manipulations:
+        for twin in manipulate(manipulation, complete, settings, outcome, progress):
+            assert twin.twin_id is not None
+            twins_of.setdefault(twin.twin_id, []).append(twin)
+    # Source instances that arrived incomplete (BFCL) keep their own pairs, untouched.
+    linked = {i.twin_id for i in loaded if i.twin_id is not None}
+    for instance in loaded:
+        if instance.label == "incomplete" or instance.id in linked:
+            outcome.instances.append(instance)
+        elif instance.id in twins_of:
+            outcome.instances.append(instance)
+        outcome.instances.extend(twins_of.get(instance.id, []))
+    return outcome

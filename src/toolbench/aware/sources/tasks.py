@@ -1,0 +1,54 @@
+"""Our own tool tasks as complete awareness instances.
+
+Each test sample becomes one single-turn instance: the query is the user turn, every API doc of
+the task is offered (as JSON schema), the APIs the first gold uses are the relevant ones, and
+all golds are kept. The sample's ``slots`` (argument -> exact words of the query) travel in
+``provenance.notes`` so slot removal can take out exactly the words that supply an argument.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from toolbench.aware.schema import ApiSpec, Instance, Provenance, Turn, complete_instance
+from toolbench.aware.sources.task_apis import apis_used, doc_to_spec
+from toolbench.errors import UserError
+from toolbench.tasks.folder import load_folder
+from toolbench.tasks.registry import get_task
+
+
+def task_instance_id(task: str, sample_id: str) -> str:
+    return f"task-{task}-{sample_id}"
+
+
+def load_task(name: str, *, version: str = "v0", data_dir: Path | None = None) -> list[Instance]:
+    """Complete instances for every sample of a registered task."""
+    task = get_task(name)
+    data = load_folder(name, task.package_dir, version, data_dir)
+    specs: list[ApiSpec] = [doc_to_spec(doc) for doc in data.context.functions]
+    instances = []
+    for sample in data.samples:
+        used = apis_used(sample.labels[0], specs)
+        if not used:
+            raise UserError(
+                f"{sample.source}: the gold answer uses none of the task's API docs; "
+                "check the functions/ folder matches this test.jsonl"
+            )
+        slots = sample.fields.get("slots") or {}
+        instances.append(
+            complete_instance(
+                id=task_instance_id(name, sample.id),
+                source=f"task:{name}",
+                dialogue=[Turn(role="user", content=sample.query)],
+                apis=specs,
+                relevant_apis=used,
+                gold_calls=list(sample.labels),
+                provenance=Provenance(
+                    original_id=sample.id,
+                    source_file=f"{name}/{version}/test.jsonl",
+                    generator="task-loader",
+                    notes={"slots": dict(slots)} if "slots" in sample.fields else {},
+                ),
+            )
+        )
+    return instances

@@ -1,0 +1,206 @@
+"""``toolbench aware ...``: build, review and describe incomplete-condition datasets."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import os
+from collections import Counter
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from toolbench.errors import UserError
+
+EXIT_INCOMPLETE = 3
+
+
+def add_aware_parser(sub: argparse._SubParsersAction, parser_class: type) -> None:  # type: ignore[type-arg]
+    aware = sub.add_parser("aware", help="incomplete-condition awareness datasets")
+    aware_sub = aware.add_subparsers(dest="aware_command", required=True, parser_class=parser_class)
+
+    build = aware_sub.add_parser("build", help="build a dataset of complete/incomplete pairs")
+    build.add_argument(
+        "--source",
+        action="append",
+        required=True,
+        help="apibank:PATH | toolbench:PATH | bfcl:PATH | task:NAME (repeat to mix)",
+    )
+    build.add_argument(
+        "--manipulation",
+        default="none",
+        help="api_replacement, utterance_removal, slot_removal, tool_removal "
+        "(comma-separated for several; default none = import as is)",
+    )
+    build.add_argument("--out", type=Path, required=True, help="dataset file to write (JSONL)")
+    build.add_argument("--seed", type=int, default=0)
+    build.add_argument("--model", help="rewriting model for utterance_removal (any model spec)")
+    build.add_argument("--base-url", help="OpenAI-compatible server for --model openai:NAME")
+    build.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY)")
+    build.add_argument("--no-cache", action="store_true", help="do not use the response cache")
+    build.add_argument("--cache-dir", type=Path, help="response and embedding cache folder")
+    build.add_argument("--timeout", type=float, default=60.0, help="seconds per model request")
+    build.add_argument("--max-retries", type=int, default=6)
+    build.add_argument("--concurrency", type=int, default=4)
+    build.add_argument(
+        "--encoder", help="sentence-transformers model folder (default all-MiniLM-L6-v2)"
+    )
+    build.add_argument(
+        "--pool",
+        type=Path,
+        action="append",
+        default=[],
+        help="extra StableToolBench-shaped file/folder whose APIs join the replacement pool",
+    )
+    build.add_argument("--rank", type=int, default=1, help="take the R-th most similar API")
+    build.add_argument(
+        "--choose-from", type=int, default=1, help="pick (seeded) among K ranks from --rank"
+    )
+    build.add_argument("--min-similarity", type=float)
+    build.add_argument("--max-similarity", type=float)
+
+    verify = aware_sub.add_parser("verify", help="review incomplete instances in the terminal")
+    verify.add_argument("dataset", type=Path)
+    verify.add_argument("--reviewer", help="your name (default: the login name)")
+    verify.add_argument("--db", type=Path, help="decision store (default: <dataset>.review.sqlite)")
+    verify.add_argument("--all", action="store_true", help="also show auto-rejected instances")
+
+    export = aware_sub.add_parser("export", help="write review decisions into the dataset")
+    export.add_argument("dataset", type=Path)
+    export.add_argument("--out", type=Path, help="write here instead of in place")
+    export.add_argument("--db", type=Path)
+
+    stats = aware_sub.add_parser("stats", help="dataset statistics (the paper's Table 1)")
+    stats.add_argument("datasets", type=Path, nargs="+")
+
+
+def command_aware(args: argparse.Namespace, console: Console, default_cache: Path) -> int:
+    if args.aware_command == "build":
+        return _build(args, console, default_cache)
+    if args.aware_command == "verify":
+        return _verify(args, console)
+    if args.aware_command == "export":
+        return _export(args, console)
+    return _stats(args, console)
+
+
+def _model(args: argparse.Namespace, cache_dir: Path):  # type: ignore[no-untyped-def]
+    from toolbench.models.base import ModelOptions
+    from toolbench.models.spec import make_model
+
+    options = ModelOptions(
+        base_url=args.base_url,
+        api_key=args.api_key,
+        timeout_s=args.timeout,
+        max_retries=args.max_retries,
+        cache_path=None if args.no_cache else cache_dir / "responses.sqlite",
+    )
+    return make_model(args.model, options)
+
+
+def _check_flags(args: argparse.Namespace) -> None:
+    if args.rank < 1:
+        raise UserError(f"--rank {args.rank}: must be 1 or more (1 = the most similar API)")
+    if args.choose_from < 1:
+        raise UserError(f"--choose-from {args.choose_from}: must be 1 or more")
+    if args.concurrency < 1:
+        raise UserError(f"--concurrency {args.concurrency}: must be 1 or more")
+    low, high = args.min_similarity, args.max_similarity
+    if low is not None and high is not None and low > high:
+        raise UserError(f"--min-similarity {low} is above --max-similarity {high}")
+    if args.out.exists() and args.out.is_dir():
+        raise UserError(f"--out {args.out}: is a folder; give a file name such as aware.jsonl")
+
+
+def _build(args: argparse.Namespace, console: Console, default_cache: Path) -> int:
+    from toolbench.aware.build import (
+        BuildSettings,
+        build,
+        load_source,
+        parse_manipulations,
+        parse_source,
+        work_units,
+    )
+    from toolbench.aware.schema import write_instances
+
+    _check_flags(args)
+    manipulations = parse_manipulations(args.manipulation)
+    for spec in args.source:
+        parse_source(spec)  # every flag checked before any slow work
+    if "utterance_removal" in manipulations and not args.model:
+        raise UserError("--manipulation utterance_removal needs --model SPEC (the rewriter)")
+    cache_dir = args.cache_dir or default_cache
+    loaded = [instance for spec in args.source for instance in load_source(spec)]
+    ids = Counter(instance.id for instance in loaded)
+    dupes = [iid for iid, n in ids.items() if n > 1]
+    if dupes:
+        raise UserError(f"the sources share instance ids (e.g. '{dupes[0]}'); give each once")
+    settings = BuildSettings(
+        manipulations=manipulations,
+        seed=args.seed,
+        model=_model(args, cache_dir) if args.model else None,
+        encoder_path=args.encoder,
+        cache_dir=cache_dir,
+        pool_paths=tuple(args.pool),
+        rank=args.rank,
+        choose_from=args.choose_from,
+        min_similarity=args.min_similarity,
+        max_similarity=args.max_similarity,
+        concurrency=args.concurrency,
+    )
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task("building", total=work_units(loaded, settings) or None)
+        outcome = build(loaded, settings, progress=lambda n: bar.advance(task, n))
+    written = write_instances(args.out, outcome.instances)
+    labels = Counter(i.label for i in outcome.instances)
+    rejected = sum(1 for i in outcome.instances if i.verification.status == "rejected")
+    console.print(
+        f"wrote {written} instances to {args.out}: {labels['complete']} complete, "
+        f"{labels['incomplete']} incomplete ({rejected} rejected automatically)"
+    )
+    for reason, count in Counter((m, why) for _, m, why in outcome.skipped).most_common():
+        console.print(f"skipped {count} for {reason[0]}: {reason[1]}")
+    if outcome.failed:
+        console.print(
+            f"[red]{len(outcome.failed)} model calls failed[/red] (first: {outcome.failed[0][1]}); "
+            "run the same command again to fill them in"
+        )
+        return EXIT_INCOMPLETE
+    return 0
+
+
+def _verify(args: argparse.Namespace, console: Console) -> int:
+    from toolbench.aware.review.export import export_decisions
+    from toolbench.aware.review.terminal import run_review
+
+    reviewer = args.reviewer or os.environ.get("TOOLBENCH_REVIEWER") or getpass.getuser()
+    run_review(args.dataset, reviewer=reviewer, db=args.db, console=console, only_pending=not args.all)
+    summary = export_decisions(args.dataset, None, db=args.db)
+    console.print(f"decisions written into {args.dataset}: {summary}")
+    return 0
+
+
+def _export(args: argparse.Namespace, console: Console) -> int:
+    from toolbench.aware.review.export import export_decisions
+
+    summary = export_decisions(args.dataset, args.out, db=args.db)
+    console.print(f"decisions written into {args.out or args.dataset}: {summary}")
+    return 0
+
+
+def _stats(args: argparse.Namespace, console: Console) -> int:
+    from toolbench.aware.schema import read_instances
+    from toolbench.aware.stats import render_table1, table1
+
+    instances = [instance for path in args.datasets for instance in read_instances(path)]
+    if not instances:
+        raise UserError(f"{args.datasets[0]}: the dataset is empty")
+    render_table1(table1(instances), console)
+    return 0
