@@ -7,6 +7,7 @@ import getpass
 import os
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -16,7 +17,7 @@ from toolbench.errors import UserError
 EXIT_INCOMPLETE = 3
 
 
-def add_aware_parser(sub: argparse._SubParsersAction, parser_class: type) -> None:  # type: ignore[type-arg]
+def add_aware_parser(sub: argparse._SubParsersAction[Any], parser_class: type) -> None:
     aware = sub.add_parser("aware", help="incomplete-condition awareness datasets")
     aware_sub = aware.add_subparsers(dest="aware_command", required=True, parser_class=parser_class)
 
@@ -181,7 +182,9 @@ def _verify(args: argparse.Namespace, console: Console) -> int:
     from toolbench.aware.review.terminal import run_review
 
     reviewer = args.reviewer or os.environ.get("TOOLBENCH_REVIEWER") or getpass.getuser()
-    run_review(args.dataset, reviewer=reviewer, db=args.db, console=console, only_pending=not args.all)
+    run_review(
+        args.dataset, reviewer=reviewer, db=args.db, console=console, only_pending=not args.all
+    )
     summary = export_decisions(args.dataset, None, db=args.db)
     console.print(f"decisions written into {args.dataset}: {summary}")
     return 0

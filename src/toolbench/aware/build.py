@@ -55,7 +55,9 @@ def parse_source(spec: str) -> tuple[str, str]:
             "(e.g. apibank:level-1-api.json or task:home_search)"
         )
     if kind not in SOURCE_KINDS:
-        raise UserError(f"--source {spec!r}: unknown kind '{kind}'{did_you_mean(kind, SOURCE_KINDS)}")
+        raise UserError(
+            f"--source {spec!r}: unknown kind '{kind}'{did_you_mean(kind, SOURCE_KINDS)}"
+        )
     return kind, rest
 
 
@@ -197,9 +199,7 @@ def build(
     # Source instances that arrived incomplete (BFCL) keep their own pairs, untouched.
     linked = {i.twin_id for i in loaded if i.twin_id is not None}
     for instance in loaded:
-        if instance.label == "incomplete" or instance.id in linked:
-            outcome.instances.append(instance)
-        elif instance.id in twins_of:
+        if instance.label == "incomplete" or instance.id in linked or instance.id in twins_of:
             outcome.instances.append(instance)
         outcome.instances.extend(twins_of.get(instance.id, []))
     return outcome

@@ -148,9 +148,7 @@ class Instance(_Strict):
 
 def dump_line(instance: Instance) -> str:
     """The one canonical serialisation (field order of the model, no ASCII escaping)."""
-    return json.dumps(
-        instance.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":")
-    )
+    return json.dumps(instance.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
 
 
 def write_instances(path: Path, instances: Iterable[Instance]) -> int:

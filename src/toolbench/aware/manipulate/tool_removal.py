@@ -116,7 +116,7 @@ def remove_tools(
     for instance in instances:
         if not instance.source.startswith("task:"):
             skipped.append((instance.id, "tool removal is for task instances"))
-        elif (twin := remove_tool(instance, seed=seed, universal=universal[instance.source])):
+        elif twin := remove_tool(instance, seed=seed, universal=universal[instance.source]):
             twins.append(twin)
         else:
             skipped.append((instance.id, "the gold answer uses no offered API"))

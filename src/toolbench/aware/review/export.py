@@ -48,14 +48,10 @@ def export_decisions(
     """Write ``dataset`` (to ``out``, default in place) with the store's decisions applied."""
     instances = read_instances(dataset)
     store_path = db if db is not None else default_db_path(dataset)
-    with ReviewStore(
-        store_path, [i.id for i in instances], dataset=dataset, create=False
-    ) as store:
+    with ReviewStore(store_path, [i.id for i in instances], dataset=dataset, create=False) as store:
         decisions = store.current_decisions()
     target = out if out is not None else dataset
-    applied = sum(
-        1 for i in instances if i.label == "incomplete" and i.id in decisions
-    )
+    applied = sum(1 for i in instances if i.label == "incomplete" and i.id in decisions)
     ignored = sum(1 for i in instances if i.label != "incomplete" and i.id in decisions)
     status_counts = {"pending": 0, "accepted": 0, "rejected": 0}
 

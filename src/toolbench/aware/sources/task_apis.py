@@ -37,7 +37,9 @@ _JSON_TYPES = {
     "Dict": "object",
 }
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_PARAM_LINE = re.compile(r"^([A-Za-z_][\w]*(?:\s*,\s*[A-Za-z_][\w]*)*)\s*:\s*\((required|optional)\)\s*(.*)$")
+_PARAM_LINE = re.compile(
+    r"^([A-Za-z_][\w]*(?:\s*,\s*[A-Za-z_][\w]*)*)\s*:\s*\((required|optional)\)\s*(.*)$"
+)
 _NOT_ARGUMENTS = {"API_KEY", "optional_params"}
 
 

@@ -24,7 +24,10 @@ def task_instance_id(task: str, sample_id: str) -> str:
 def load_task(name: str, *, version: str = "v0", data_dir: Path | None = None) -> list[Instance]:
     """Complete instances for every sample of a registered task."""
     task = get_task(name)
-    data = load_folder(name, task.package_dir, version, data_dir)
+    package_dir = getattr(task, "package_dir", None)
+    if package_dir is None:
+        raise UserError(f"task {name} has no data folder to build awareness instances from")
+    data = load_folder(name, package_dir, version, data_dir)
     specs: list[ApiSpec] = [doc_to_spec(doc) for doc in data.context.functions]
     instances = []
     for sample in data.samples:
