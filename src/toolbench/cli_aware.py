@@ -202,7 +202,17 @@ def _stats(args: argparse.Namespace, console: Console) -> int:
     from toolbench.aware.schema import read_instances
     from toolbench.aware.stats import render_table1, table1
 
-    instances = [instance for path in args.datasets for instance in read_instances(path)]
+    instances = []
+    where: dict[str, Path] = {}
+    for path in args.datasets:
+        for instance in read_instances(path):
+            if instance.id in where:
+                raise UserError(
+                    f"{path}: instance '{instance.id}' is also in {where[instance.id]}; "
+                    "give each dataset once"
+                )
+            where[instance.id] = path
+            instances.append(instance)
     if not instances:
         raise UserError(f"{args.datasets[0]}: the dataset is empty")
     render_table1(table1(instances), console)

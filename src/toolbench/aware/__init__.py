@@ -1,1 +1,1 @@
-"""The incomplete-condition awareness benchmark: build datasets (sources, manipulations), review them."""
+"""The incomplete-condition awareness benchmark: build datasets, then review them."""

@@ -132,21 +132,27 @@ def _replace(
 
 def _remove_utterances(
     complete: list[Instance], settings: BuildSettings, progress: Progress | None
-) -> tuple[list[Instance], list[tuple[str, str]]]:
+) -> tuple[list[Instance], list[tuple[str, str]], list[tuple[str, str]]]:
     from toolbench.aware.manipulate.utterance_removal import remove_utterances
 
-    if settings.model is None:
+    model = settings.model
+    if model is None:
         raise UserError("--manipulation utterance_removal needs --model SPEC (the rewriting model)")
-    result = asyncio.run(
-        remove_utterances(
-            complete,
-            settings.model,
-            seed=settings.seed,
-            concurrency=settings.concurrency,
-            progress=progress,
-        )
-    )
-    return list(result.instances), list(result.failed)
+
+    async def rewrite_all() -> Any:
+        try:
+            return await remove_utterances(
+                complete,
+                model,
+                seed=settings.seed,
+                concurrency=settings.concurrency,
+                progress=progress,
+            )
+        finally:
+            await model.aclose()  # also flushes the response cache to disk
+
+    result = asyncio.run(rewrite_all())
+    return list(result.instances), list(result.skipped), list(result.failed)
 
 
 def manipulate(
@@ -160,9 +166,8 @@ def manipulate(
     if manipulation == "api_replacement":
         twins, skipped = _replace(complete, settings, progress)
     elif manipulation == "utterance_removal":
-        twins, failed = _remove_utterances(complete, settings, progress)
+        twins, skipped, failed = _remove_utterances(complete, settings, progress)
         outcome.failed.extend(failed)
-        skipped = []
     else:
         from toolbench.aware.manipulate.slot_removal import remove_slots
         from toolbench.aware.manipulate.tool_removal import remove_tools

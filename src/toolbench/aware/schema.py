@@ -13,6 +13,7 @@ same seed gives the same bytes.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -106,6 +107,8 @@ class Verification(_Strict):
     reasons: list[str] = Field(default_factory=list)
     #: "auto" for automatic checks, "construction" for exact-by-construction, else a reviewer.
     by: str = ""
+    #: The reviewer's free-text note (required in practice for the reason "other").
+    note: str = ""
 
 
 class Instance(_Strict):
@@ -154,7 +157,7 @@ def dump_line(instance: Instance) -> str:
 def write_instances(path: Path, instances: Iterable[Instance]) -> int:
     """Write atomically (temp file + rename); returns how many were written."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     count = 0
     with tmp.open("w", encoding="utf-8") as handle:
         for instance in instances:

@@ -48,12 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         from toolbench.aware.review.export import export_decisions
 
-        result = export_decisions(args.dataset, args.out, db=args.db)
-        counts = ", ".join(f"{n} {status}" for status, n in result.status_counts.items())
-        print(
-            f"wrote {result.instances} instances to {result.out} "
-            f"({result.applied} from review decisions; incomplete: {counts})"
-        )
+        print(export_decisions(args.dataset, args.out, db=args.db))
         return 0
     except UserError as error:
         print(f"error: {error}", file=sys.stderr)

@@ -11,6 +11,8 @@ duplicate an instance.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,13 +33,24 @@ class ExportSummary:
     ignored: int
     status_counts: dict[str, int] = field(default_factory=dict)
 
+    def __str__(self) -> str:
+        counts = ", ".join(f"{n} {status}" for status, n in self.status_counts.items())
+        ignored = f"; {self.ignored} on complete instances ignored" if self.ignored else ""
+        return (
+            f"{self.instances} instances written to {self.out}, {self.applied} from review "
+            f"decisions{ignored} (incomplete: {counts})"
+        )
+
 
 def apply_decision(instance: Instance, decision: Decision | None) -> Instance:
     """The instance with its verification from ``decision``; unchanged without one."""
     if decision is None or instance.label != "incomplete":
         return instance
     verification = Verification(
-        status=decision.status, reasons=list(decision.reasons), by=decision.reviewer
+        status=decision.status,
+        reasons=list(decision.reasons),
+        by=decision.reviewer,
+        note=decision.note,
     )
     return instance.model_copy(update={"verification": verification})
 
@@ -45,9 +58,22 @@ def apply_decision(instance: Instance, decision: Decision | None) -> Instance:
 def export_decisions(
     dataset: Path, out: Path | None = None, *, db: Path | None = None
 ) -> ExportSummary:
-    """Write ``dataset`` (to ``out``, default in place) with the store's decisions applied."""
-    instances = read_instances(dataset)
+    """Write ``dataset`` (to ``out``, default in place) with the store's decisions applied.
+
+    Exports hold an exclusive lock from reading the store to renaming the file: two reviewers
+    finishing at once must not let the one that read the store first rename last."""
     store_path = db if db is not None else default_db_path(dataset)
+    if not store_path.exists():
+        return _export_locked(dataset, out, store_path)  # says there is nothing to export
+    lock_path = store_path.with_name(store_path.name + ".export.lock")
+    with lock_path.open("a") as lock, contextlib.ExitStack() as stack:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        stack.callback(fcntl.flock, lock, fcntl.LOCK_UN)
+        return _export_locked(dataset, out, store_path)
+
+
+def _export_locked(dataset: Path, out: Path | None, store_path: Path) -> ExportSummary:
+    instances = read_instances(dataset)
     with ReviewStore(store_path, [i.id for i in instances], dataset=dataset, create=False) as store:
         decisions = store.current_decisions()
     target = out if out is not None else dataset

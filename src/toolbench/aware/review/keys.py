@@ -62,7 +62,7 @@ class KeyInput:
         fd = self.stream.fileno()
         saved = termios.tcgetattr(fd)
         try:
-            tty.setraw(fd)
+            tty.setraw(fd, termios.TCSANOW)  # keep keys typed ahead of the prompt
             data = os.read(fd, 32)  # an arrow key's escape sequence arrives in one read
         finally:
             termios.tcsetattr(fd, termios.TCSADRAIN, saved)

@@ -103,7 +103,8 @@ class _Session:
         while True:
             instance_id = self.store.claim_next(self.reviewer, self.queue)
             if instance_id is None:
-                self._say_done()
+                if self._idle():
+                    continue
                 return
             self._show(instance_id)
             self.notice = []
@@ -145,13 +146,9 @@ class _Session:
                 self.console.print(Text("skipped (it comes back at the end)", "yellow"))
                 return
             if key == "u":
-                undo = self.store.undo(self.reviewer)
-                if undo is None:
-                    self.console.print(Text("nothing to undo", "yellow"))
-                    continue
-                # The lease on the current instance stays, so it is shown again right after.
-                self.notice = [f"undone: your decision on {undo.instance_id}; decide again"]
-                return
+                if self._undo():
+                    return
+                continue
             if key == "q":
                 raise _Quit
             if key:
@@ -182,16 +179,46 @@ class _Session:
                 return note
             self.console.print(Text("'other' needs a note saying what is wrong", "yellow"))
 
-    def _say_done(self) -> None:
+    def _undo(self) -> bool:
+        """Undo this reviewer's latest decision; True if there was one (show it next)."""
+        undo = self.store.undo(self.reviewer)
+        if undo is None:
+            self.console.print(Text("nothing to undo", "yellow"))
+            return False
+        if undo.instance_id in self.queue:
+            # Its lease is the newest, so claim_next shows it next; the instance that was on
+            # screen keeps its lease and comes right after.
+            self.notice = [f"undone: your decision on {undo.instance_id}; decide again"]
+        else:  # e.g. decided in a session with only_pending=False
+            self.store.release(self.reviewer, undo.instance_id)
+            self.console.print(
+                Text(
+                    f"undone: your decision on {undo.instance_id}, which this review does not "
+                    "show (it is not pending in the file); review with --all to decide it",
+                    "yellow",
+                )
+            )
+        return True
+
+    def _idle(self) -> bool:
+        """Nothing to show: still offer undo (the last decision of a queue must be undoable),
+        and while others hold instances, a look again. False ends the session."""
         leased = set(self.store.leases())
         decided = self.store.current_decisions()
         busy = [i for i in self.queue if i not in decided and i in leased]
         if busy:
             self.console.print(
-                Text(f"nothing left for you: {len(busy)} instance(s) are being reviewed by others")
+                Text(f"nothing for you now: {len(busy)} instance(s) are being reviewed by others")
             )
+            prompt = "[u undo, q quit, any other key: look again] > "
         else:
             self.console.print(Text("every instance in the queue is reviewed", "green"))
+            prompt = "[u undo, any other key: finish] > "
+        key = self.keys.key(prompt)
+        if key == "u":
+            self._undo()
+            return True
+        return bool(busy) and key != "q"
 
 
 def run_review(

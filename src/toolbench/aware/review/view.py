@@ -44,10 +44,21 @@ def word_diff(before: str, after: str) -> Text:
             text.append("".join(old[i1:i2]))
             continue
         if op in ("delete", "replace"):
-            text.append("[-" + "".join(old[i1:i2]) + "-]", style=_REMOVED)
+            _marked(text, "".join(old[i1:i2]), "[-", "-]", _REMOVED)
         if op in ("insert", "replace"):
-            text.append("{+" + "".join(new[j1:j2]) + "+}", style=_ADDED)
+            _marked(text, "".join(new[j1:j2]), "{+", "+}", _ADDED)
     return text
+
+
+def _marked(text: Text, chunk: str, opening: str, closing: str, style: str) -> None:
+    # Keep surrounding spaces outside the markers: "the [-in Paris-] weather", not "[-in Paris -]".
+    core = chunk.strip()
+    if not core:
+        return
+    start = chunk.index(core)
+    text.append(chunk[:start])
+    text.append(opening + core + closing, style=style)
+    text.append(chunk[start + len(core) :])
 
 
 def _turn_line(role: str, body: Text, marker: str = "") -> Text:
@@ -100,9 +111,10 @@ def changes_lines(instance: Instance, twin_found: bool) -> list[Text]:
                 f"  (similarity {rep.similarity:.3f}, rank {rep.rank})",
             )
         )
-    if prov.removed_text and not twin_found:
+    if prov.removed_text:
         removed = ", ".join(f"«{span}»" for span in prov.removed_text)
-        lines.append(Text.assemble("removed text: ", (removed, _REMOVED)))
+        where = "  (marked [-…-] in the dialogue)" if twin_found else ""
+        lines.append(Text.assemble("removed text: ", (removed, _REMOVED), where))
     if prov.removed_slots:
         lines.append(Text("removed slots: " + ", ".join(prov.removed_slots)))
     if prov.removed_apis:
@@ -116,9 +128,9 @@ def changes_lines(instance: Instance, twin_found: bool) -> list[Text]:
     verification = instance.verification
     if verification.status != "pending":
         by = f" by {verification.by}" if verification.by else ""
-        reasons = f": {', '.join(verification.reasons)}" if verification.reasons else ""
         style = "bold red" if verification.status == "rejected" else "green"
-        lines.append(Text(f"in the file: {verification.status}{by}{reasons}", style))
+        lines.append(Text(f"in the file: {verification.status}{by}", style))
+        lines += [Text(f"  - {reason}", style) for reason in verification.reasons]
     return lines or [Text("(no provenance recorded)", "dim")]
 
 

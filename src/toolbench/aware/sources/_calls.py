@@ -72,7 +72,8 @@ def _parse_with_ast(text: str) -> list[ParsedCall]:
     except _PARSE_ERRORS as exc:
         raise CallSyntaxError(f"not call syntax ({type(exc).__name__})") from None
     body = tree.body
-    nodes = body.elts if isinstance(body, ast.List) else [body]
+    # ``[A(), B()]`` and ``A(), B()`` are lists of calls; anything else must be one call.
+    nodes = body.elts if isinstance(body, (ast.List, ast.Tuple)) else [body]
     return [_call_from_node(node) for node in nodes]
 
 
@@ -160,6 +161,16 @@ def _split_keywords(body: str) -> dict[str, Any]:
     return kwargs
 
 
+def _nesting_ok(raw: str) -> bool:
+    """Brackets close in order: an unquoted ``1), B(y=2`` is two calls run together."""
+    depth = 0
+    for char in raw:
+        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(char, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
 def _loose_value(raw: str) -> Any:
     """A literal when it is one (escapes decoded), a quoted string's inside, else the text."""
     try:
@@ -168,4 +179,6 @@ def _loose_value(raw: str) -> Any:
         pass
     if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
         return raw[1:-1]
+    if not raw or not _nesting_ok(raw):
+        raise CallSyntaxError(f"cannot read the value {raw[:40]!r}")
     return raw

@@ -11,23 +11,35 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from toolbench.errors import UserError
+
+_KIND_NAMES = {
+    str: "a string",
+    int: "an integer",
+    float: "a number",
+    bool: "true or false",
+    list: "a list",
+    dict: "an object",
+}
 
 
 def where_record(path: Path, index: int, record: Any = None, id_key: str = "id") -> str:
-    """``path: record 3 (id=42)``: the location prefix for a record of a JSON list."""
+    """``path: record 3 (query_id=42)``: the location prefix for a record of a JSON list."""
     ident = record.get(id_key) if isinstance(record, dict) else None
-    suffix = f" (id={ident})" if ident is not None else ""
+    suffix = f" ({id_key}={ident})" if ident is not None else ""
     return f"{path}: record {index}{suffix}"
 
 
 def where_line(path: Path, number: int, record: Any = None, id_key: str = "id") -> str:
     """``path:line 3 (id=irrelevance_2)``: the location prefix for a JSON-lines record."""
     ident = record.get(id_key) if isinstance(record, dict) else None
-    suffix = f" (id={ident})" if ident is not None else ""
+    suffix = f" ({id_key}={ident})" if ident is not None else ""
     return f"{path}:line {number}{suffix}"
 
 
@@ -99,10 +111,12 @@ def require(record: dict[str, Any], key: str, kind: type | tuple[type, ...], whe
     if key not in record:
         raise UserError(f"{where}: missing the '{key}' field")
     value = record[key]
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    # bool is an int to Python, never to a user writing an id or a count.
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        names = " or ".join(_KIND_NAMES.get(k, k.__name__) for k in kinds)
         raise UserError(
-            f"{where}: '{key}' must be a {names}, found {type(value).__name__} {_short(value)}"
+            f"{where}: '{key}' must be {names}, found {type(value).__name__} {_short(value)}"
         )
     return value
 
@@ -126,3 +140,18 @@ def check_unique_ids(ids: list[tuple[str, str]]) -> None:
                 "record ids must be unique"
             )
         seen[ident] = where
+
+
+@contextmanager
+def record_errors(where: str) -> Iterator[None]:
+    """Schema validation failures while building an instance, as one line naming the record.
+
+    Loaders check what they read, so this is a safety net: whatever slips through still reaches
+    the user as a ``UserError`` pointing at the record, not as a traceback.
+    """
+    try:
+        yield
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(part) for part in error["loc"])
+        raise UserError(f"{where}: cannot make an instance ({field}: {error['msg']})") from None

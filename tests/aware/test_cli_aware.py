@@ -1,0 +1,137 @@
+"""``toolbench aware`` end to end through the CLI: build, verify, export, stats."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.aware.sources import FIXTURES
+from tests.fakeserver import FakeOpenAIServer
+from toolbench.aware.schema import Instance, read_instances
+
+Cli = Callable[..., tuple[int, str, str]]
+APIBANK = FIXTURES / "apibank" / "level-1-api.json"
+WEATHER = "apibank-GetWeatherForecast-QueryAirQuality-level-1-1-0"
+CURRENCY = "apibank-ConvertCurrency-QueryExchangeRate-level-1-2-0"
+
+
+def _reply(turn: int, rewritten: str, removed: list[str]) -> str:
+    answer = {"turn": turn, "rewritten": rewritten, "removed": removed}
+    return (
+        "Step by step: the city is what the call needs.\n```json\n" + json.dumps(answer) + "\n```"
+    )
+
+
+SCRIPT = {
+    WEATHER: _reply(1, "Will it rain on May 14th?", ["in Lisbon"]),
+    CURRENCY: _reply(1, "How many Japanese yen do I get for 250 euros?", ["250 euros"]),
+}
+
+
+def _by_id(path: Path) -> dict[str, Instance]:
+    return {instance.id: instance for instance in read_instances(path)}
+
+
+def test_utterance_removal_with_a_scripted_model(cli: Cli, tmp_path: Path) -> None:
+    replay = tmp_path / "replies.jsonl"
+    lines = [{"id": iid, "prediction": text} for iid, text in SCRIPT.items()]
+    replay.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    out = tmp_path / "ur.jsonl"
+    code, stdout, _ = cli(
+        "aware", "build", "--source", f"apibank:{APIBANK}", "--manipulation",
+        "utterance_removal", "--model", f"replay:{replay}", "--out", str(out),
+    )  # fmt: skip
+    # Six dialogues have no scripted reply: reported as failures (exit 3), nothing invented.
+    assert code == 3 and "6 model calls failed" in stdout
+    data = _by_id(out)
+    assert len(data) == 4
+    good = data[f"{WEATHER}~utterance_removal"]
+    assert good.dialogue[0].content == "Will it rain on May 14th?"
+    assert good.twin_id == WEATHER and good.label == "incomplete"
+    assert good.provenance.removed_text == ["in Lisbon"]
+    assert good.verification.status == "pending"
+    unchanged = data[f"{CURRENCY}~utterance_removal"]
+    assert unchanged.verification.status == "rejected" and unchanged.verification.by == "auto"
+    assert [r.split(":")[0] for r in unchanged.verification.reasons] == ["unchanged"]
+    assert "1 rejected automatically" in stdout
+
+
+def test_utterance_removal_against_a_loopback_server_then_from_cache(
+    cli: Cli, tmp_path: Path
+) -> None:
+    def answer(body: dict[str, Any]) -> str:
+        last = body["messages"][-1]["content"]
+        if "rain in Lisbon" in last and "asthma" not in last:
+            return _reply(1, "Will it rain on May 14th?", ["in Lisbon"])
+        return "I would rather not."  # unparseable: rejected automatically, still recorded
+
+    with FakeOpenAIServer(answer=answer) as server:
+        args = [
+            "aware", "build", "--source", f"apibank:{APIBANK}", "--manipulation",
+            "utterance_removal", "--model", "openai:rewriter", "--base-url", server.base_url,
+            "--api-key", "test", "--seed", "1",
+        ]  # fmt: skip
+        code, stdout, _ = cli(*args, "--out", str(tmp_path / "a.jsonl"))
+        assert code == 0, stdout
+        first_calls = server.calls
+        assert first_calls == 8
+        code, _, _ = cli(*args, "--out", str(tmp_path / "b.jsonl"))
+        assert code == 0 and server.calls == first_calls  # every reply from the cache
+    assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+    data = _by_id(tmp_path / "a.jsonl")
+    assert data[f"{WEATHER}~utterance_removal"].verification.status == "pending", data[
+        f"{WEATHER}~utterance_removal"
+    ].verification
+    statuses = [i.verification.reasons for i in data.values() if i.label == "incomplete"]
+    assert sum(1 for reasons in statuses if reasons and reasons[0].startswith("unparseable")) >= 1
+    assert all(i.provenance.generator == "openai:rewriter" for i in data.values() if i.twin_id)
+
+
+def test_bfcl_import_and_stats_for_a_mixed_dataset(cli: Cli, tmp_path: Path) -> None:
+    mixed = tmp_path / "mixed.jsonl"
+    code, _, _ = cli(
+        "aware", "build", "--source", f"bfcl:{FIXTURES / 'bfcl'}", "--source",
+        "task:home_search", "--manipulation", "tool_removal", "--out", str(mixed),
+    )  # fmt: skip
+    assert code == 0
+    data = read_instances(mixed)
+    irrelevance = [i for i in data if "irrelevance" in i.provenance.generator]
+    assert irrelevance and all(i.label == "incomplete" for i in irrelevance)
+    code, stdout, _ = cli("aware", "stats", str(mixed))
+    assert code == 0
+    rows = [line for line in stdout.splitlines() if "task:home_search" in line]
+    assert any("tool_removal" in row and " 100 " in row for row in rows)
+    assert any(line.split("│")[1].strip() == "bfcl" for line in stdout.splitlines() if "│" in line)
+    code, _, err = cli("aware", "stats", str(mixed), str(mixed))
+    assert code == 2 and "also in" in err
+
+
+def test_verify_then_export_through_the_cli(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dataset = tmp_path / "sheets.jsonl"
+    code, _, _ = cli(
+        "aware", "build", "--source", "task:google_sheets", "--manipulation", "tool_removal",
+        "--out", str(dataset),
+    )  # fmt: skip
+    assert code == 0
+    before = dataset.read_text().splitlines()
+    # Accept the first; reject the second (reason 1, empty note); undo that; reject it again
+    # with "other" and a note; quit.
+    keys = "a\nr\n1\n\nu\nr\nother\nworksheet.update can still do it\nq\n"
+    monkeypatch.setattr("sys.stdin", io.StringIO(keys))
+    code, stdout, _ = cli("aware", "verify", str(dataset), "--reviewer", "kim")
+    assert code == 0, stdout
+    after = read_instances(dataset)
+    assert len(after) == len(before)
+    decided = [i for i in after if i.verification.by == "kim"]
+    assert [i.verification.status for i in decided] == ["accepted", "rejected"]
+    assert decided[1].verification.reasons == ["other"]
+    assert decided[1].verification.note == "worksheet.update can still do it"
+    pending = [i for i in after if i.label == "incomplete" and i.verification.status == "pending"]
+    assert len(pending) == 68
