@@ -135,3 +135,34 @@ def test_verify_then_export_through_the_cli(
     assert decided[1].verification.note == "worksheet.update can still do it"
     pending = [i for i in after if i.label == "incomplete" and i.verification.status == "pending"]
     assert len(pending) == 68
+
+
+@pytest.mark.parametrize(
+    "source",
+    [f"toolbench:{FIXTURES / 'stabletoolbench'}", f"apibank:{APIBANK}"],
+    ids=["stabletoolbench", "apibank"],
+)
+def test_api_replacement_through_the_cli(cli: Cli, tmp_path: Path, source: str) -> None:
+    outs = []
+    for name in ("a", "b"):
+        out = tmp_path / f"{name}.jsonl"
+        code, stdout, _ = cli(
+            "aware", "build", "--source", source, "--manipulation", "api_replacement",
+            "--seed", "5", "--out", str(out),
+        )  # fmt: skip
+        assert code == 0, stdout
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]  # same seed, same bytes (the second run from the vector cache)
+    data = _by_id(tmp_path / "a.jsonl")
+    twins = [i for i in data.values() if i.manipulation == "api_replacement"]
+    assert twins
+    for twin in twins:
+        original = data[twin.twin_id or ""]
+        before = {api.name for api in original.apis}
+        after = {api.name for api in twin.apis}
+        assert len(twin.provenance.replacements) == len(original.relevant_apis)
+        for swap in twin.provenance.replacements:
+            assert swap.original in original.relevant_apis
+            assert swap.replacement not in before  # neither relevant nor already offered
+            assert swap.replacement in after and swap.original not in after
+        assert twin.dialogue == original.dialogue and len(twin.apis) == len(original.apis)

@@ -112,7 +112,6 @@ def _replace(
         replace_relevant_apis,
     )
 
-    encoder = ApiEncoder(settings.encoder_path, cache_dir=settings.cache_dir)
     options = ReplacementOptions(
         seed=settings.seed,
         rank=settings.rank,
@@ -120,13 +119,9 @@ def _replace(
         min_similarity=settings.min_similarity,
         max_similarity=settings.max_similarity,
     )
-    result = replace_relevant_apis(
-        complete,
-        build_pool(complete, _extra_pool(settings.pool_paths)),
-        encoder,
-        options,
-        progress=progress,
-    )
+    pool = build_pool(complete, _extra_pool(settings.pool_paths))
+    with ApiEncoder(settings.encoder_path, cache_dir=settings.cache_dir) as encoder:
+        result = replace_relevant_apis(complete, pool, encoder, options, progress=progress)
     return list(result.instances), list(result.skipped)
 
 
