@@ -1,0 +1,456 @@
+"""Relevant-API replacement: swap each API the request needs for a similar, irrelevant one.
+
+The paper ("Replacement of Relevant API") embeds each API's name and description with a
+sentence encoder and replaces every relevant API with one of the most cosine-similar APIs of a
+pool built per dataset. A similar API is the hard case: the offered list still *looks* right,
+so a model has to read what the APIs do to notice that none of them serves the request.
+
+A candidate is eligible for a relevant API when it is not offered in the instance already
+(by name: that excludes the original and anything else the model already sees, and keeps names
+unique), was not chosen for another relevant API of the same instance, and its similarity lies
+in the optional ``[min_similarity, max_similarity]`` window. ``rank`` r takes the r-th most
+similar eligible API; ``choose_from`` K > 1 picks uniformly (seeded per instance id) among
+eligible ranks r..r+K-1, for variety without giving up similarity.
+
+Similarities are rounded to 6 decimals before anything else, and ranking uses an exact integer
+key (similarity in millionths, then pool index), so ties always go to the earlier pool API and
+the same inputs and seed give the same bytes. The pool is embedded once through the cached
+encoder; relevant APIs are scored in blocks with one matrix product per block.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from itertools import chain
+from typing import Final, Protocol
+
+import numpy as np
+
+from toolbench.aware.manipulate.twin import incomplete_twin
+from toolbench.aware.schema import ApiSpec, Instance, Replacement, Verification
+from toolbench.errors import UserError
+
+MANIPULATION: Final = "api_replacement"
+#: Similarities are kept (and recorded) in millionths: 6 decimals.
+SCALE = 1_000_000
+#: Key of an ineligible candidate: below every real key (|key| <= 1e6 * pool size), and
+#: still negatable without overflow.
+NEVER = -(2**62)
+#: Relevant APIs scored per matrix product: bounds the (block x pool) work arrays to ~50 MB
+#: for a 16k pool while keeping each product large enough to run at full speed.
+BLOCK = 256
+
+
+class Embedder(Protocol):
+    """What replacement needs of an encoder (``toolbench.aware.encoder.ApiEncoder``)."""
+
+    @property
+    def identity(self) -> str: ...
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class ReplacementOptions:
+    seed: int
+    rank: int = 1
+    choose_from: int = 1
+    min_similarity: float | None = None
+    max_similarity: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.rank < 1:
+            raise UserError(f"--rank must be at least 1 (1 = the most similar), not {self.rank}")
+        if self.choose_from < 1:
+            raise UserError(f"--choose-from must be at least 1, not {self.choose_from}")
+        low, high = self.min_similarity, self.max_similarity
+        if low is not None and high is not None and low > high:
+            raise UserError(f"--min-similarity {low} is above --max-similarity {high}")
+
+    def as_notes(self) -> dict[str, object]:
+        return {
+            "rank": self.rank,
+            "choose_from": self.choose_from,
+            "min_similarity": self.min_similarity,
+            "max_similarity": self.max_similarity,
+        }
+
+
+@dataclass(frozen=True)
+class ReplacementResult:
+    #: One incomplete twin per input instance that could be manipulated, in input order.
+    instances: list[Instance]
+    #: (instance id, why) for every input instance that got no twin.
+    skipped: list[tuple[str, str]]
+
+
+# ---- the pool ----
+
+
+def _canonical(api: ApiSpec) -> str:
+    return json.dumps(api.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+
+
+def build_pool(instances: Iterable[Instance], extra: Sequence[ApiSpec] = ()) -> list[ApiSpec]:
+    """Every distinct API (by name and description) of the instances and ``extra``.
+
+    Sorted by (name, description), and among duplicates the one with the smallest canonical
+    JSON is kept, so the pool (and every tie-break by pool index) does not depend on the order
+    instances were loaded in.
+    """
+    best: dict[tuple[str, str], tuple[str, ApiSpec]] = {}
+    for api in chain((api for instance in instances for api in instance.apis), extra):
+        key = (api.name, api.description)
+        text = _canonical(api)
+        if key not in best or text < best[key][0]:
+            best[key] = (text, api)
+    return [best[key][1] for key in sorted(best)]
+
+
+# ---- pure selection ----
+
+
+def to_micro(similarity: np.ndarray) -> np.ndarray:
+    """Similarities as int64 millionths (the 6-decimal values that get recorded)."""
+    return np.rint(np.asarray(similarity, dtype=np.float64) * SCALE).astype(np.int64)
+
+
+def ranking_keys(micro: np.ndarray, eligible: np.ndarray) -> np.ndarray:
+    """One int64 key per cell that orders candidates totally: higher similarity first, then the
+    lower pool index; ``NEVER`` for ineligible cells. No two eligible keys in a row are equal,
+    so partitioning needs no tie handling and is deterministic."""
+    pool_size = micro.shape[-1]
+    reverse_index = np.arange(pool_size - 1, -1, -1, dtype=np.int64)
+    keys = micro.astype(np.int64) * pool_size + reverse_index
+    return np.where(eligible, keys, NEVER)
+
+
+def top_candidates(keys: np.ndarray, depth: int) -> np.ndarray:
+    """(rows, depth) pool indices best-first per row; -1 past a row's eligible candidates."""
+    rows, pool_size = keys.shape
+    depth = min(depth, pool_size)
+    if depth <= 0 or rows == 0:
+        return np.full((rows, max(depth, 0)), -1, dtype=np.int64)
+    if depth < pool_size:
+        part = np.argpartition(-keys, depth - 1, axis=1)[:, :depth]
+    else:
+        part = np.broadcast_to(np.arange(pool_size), (rows, pool_size))
+    part_keys = np.take_along_axis(keys, part, axis=1)
+    order = np.argsort(-part_keys, axis=1, kind="stable")
+    best = np.take_along_axis(part, order, axis=1).astype(np.int64)
+    best[np.take_along_axis(part_keys, order, axis=1) == NEVER] = -1
+    return best
+
+
+def pick(
+    candidates: np.ndarray, *, rank: int, choose_from: int, rng: random.Random
+) -> list[tuple[int, int] | None]:
+    """For each row (relevant API of one instance, in order): (pool index, rank) or None.
+
+    Rows take turns, so a candidate chosen for one row is not eligible for the later ones and
+    ranks count only what is still available. ``candidates`` must be ``top_candidates`` deep
+    enough: rank + choose_from - 1 + (rows - 1).
+    """
+    taken: set[int] = set()
+    chosen: list[tuple[int, int] | None] = []
+    for row in candidates:
+        available = [int(c) for c in row if c >= 0 and int(c) not in taken]
+        window = available[rank - 1 : rank - 1 + choose_from]
+        if not window:
+            chosen.append(None)
+            continue
+        offset = rng.randrange(len(window)) if len(window) > 1 else 0
+        taken.add(window[offset])
+        chosen.append((window[offset], rank + offset))
+    return chosen
+
+
+def depth_for(rows: int, rank: int, choose_from: int) -> int:
+    """How many best candidates ``pick`` may need for ``rows`` relevant APIs of one instance."""
+    return rank + choose_from - 1 + max(rows - 1, 0)
+
+
+def select(
+    similarity: np.ndarray,
+    eligible: np.ndarray,
+    *,
+    rank: int,
+    choose_from: int,
+    rng: random.Random,
+) -> list[tuple[int, int] | None]:
+    """The whole choice for one instance: (relevant APIs x pool) similarities and eligibility
+    -> per relevant API (pool index, rank) or None. ``replace_relevant_apis`` runs the same
+    steps on blocks of many instances."""
+    keys = ranking_keys(to_micro(similarity), eligible)
+    depth = depth_for(len(keys), rank, choose_from)
+    return pick(top_candidates(keys, depth), rank=rank, choose_from=choose_from, rng=rng)
+
+
+def micro_bounds(low: float | None, high: float | None) -> tuple[int | None, int | None]:
+    """The window in millionths, exact for the recorded values: m is inside iff m / 1e6 is."""
+    low_micro = high_micro = None
+    if low is not None:
+        low_micro = math.floor(low * SCALE) - 2
+        while low_micro / SCALE < low:
+            low_micro += 1
+    if high is not None:
+        high_micro = math.ceil(high * SCALE) + 2
+        while high_micro / SCALE > high:
+            high_micro -= 1
+    return low_micro, high_micro
+
+
+# ---- instances ----
+
+
+@dataclass
+class _Job:
+    """One instance to manipulate: its relevant APIs in the order they are offered."""
+
+    instance: Instance
+    relevant: list[ApiSpec]
+    first_row: int  # row of its first relevant API in the query matrix
+
+
+def _skip_reason(instance: Instance) -> str | None:
+    if instance.label != "complete":
+        return "not a complete instance"
+    if not instance.relevant_apis:
+        return "no relevant APIs"
+    offered = {api.name for api in instance.apis}
+    unknown = [name for name in instance.relevant_apis if name not in offered]
+    if unknown:
+        return f"relevant API '{unknown[0]}' is not among the offered APIs"
+    return None
+
+
+def _jobs(instances: Sequence[Instance]) -> tuple[list[_Job], dict[str, str]]:
+    jobs: list[_Job] = []
+    skipped: dict[str, str] = {}
+    rows = 0
+    for instance in instances:
+        reason = _skip_reason(instance)
+        if reason is not None:
+            skipped[instance.id] = reason
+            continue
+        wanted = set(instance.relevant_apis)
+        relevant = [api for api in instance.apis if api.name in wanted]
+        jobs.append(_Job(instance, relevant, rows))
+        rows += len(relevant)
+    return jobs, skipped
+
+
+def _blocks(jobs: list[_Job]) -> Iterable[list[_Job]]:
+    block: list[_Job] = []
+    rows = 0
+    for job in jobs:
+        if block and rows + len(job.relevant) > BLOCK:
+            yield block
+            block, rows = [], 0
+        block.append(job)
+        rows += len(job.relevant)
+    if block:
+        yield block
+
+
+def _offered_mask(
+    block: list[_Job], columns_of: dict[str, list[int]], pool_size: int
+) -> np.ndarray:
+    """(block rows, pool) True where the pool API's name is offered in that row's instance."""
+    total = sum(len(job.relevant) for job in block)
+    mask = np.zeros((total, pool_size), dtype=bool)
+    row = 0
+    for job in block:
+        columns = [c for api in job.instance.apis for c in columns_of.get(api.name, [])]
+        mask[row : row + len(job.relevant), columns] = True
+        row += len(job.relevant)
+    return mask
+
+
+def _join(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def missing_sentence(replacements: list[Replacement]) -> str:
+    """What a judge checks a model's explanation against."""
+    originals = _join([r.original for r in replacements])
+    chosen = _join([r.replacement for r in replacements])
+    if len(replacements) == 1:
+        return f"No offered API can do what {originals} did; it was replaced by {chosen}."
+    return (
+        f"No offered API can do what {originals} did; they were replaced by {chosen} respectively."
+    )
+
+
+def _twin(
+    job: _Job,
+    picks: list[tuple[int, int]],
+    micro: np.ndarray,
+    pool: Sequence[ApiSpec],
+    generator: str,
+    options: ReplacementOptions,
+) -> Instance:
+    """The twin: each relevant API swapped in place; ``micro`` holds the job's rows."""
+    swap: dict[str, ApiSpec] = {}
+    replacements: list[Replacement] = []
+    for row, (api, (column, rank)) in enumerate(zip(job.relevant, picks, strict=True)):
+        swap[api.name] = pool[column]
+        similarity = int(micro[row, column]) / SCALE
+        replacements.append(
+            Replacement(
+                original=api.name, replacement=pool[column].name, similarity=similarity, rank=rank
+            )
+        )
+    apis = [swap.get(api.name, api) for api in job.instance.apis]
+    names = [api.name for api in apis]
+    if len(set(names)) != len(names):  # cannot happen: offered names are never candidates
+        raise AssertionError(f"{job.instance.id}: replacement made API names collide: {names}")
+    return incomplete_twin(
+        job.instance,
+        MANIPULATION,
+        apis=apis,
+        verification=Verification(),
+        replacements=replacements,
+        missing=missing_sentence(replacements),
+        generator=generator,
+        seed=options.seed,
+        notes={**options.as_notes(), "pool_size": len(pool)},
+    )
+
+
+def _window_text(options: ReplacementOptions) -> str:
+    low, high = options.min_similarity, options.max_similarity
+    return f"[{'-' if low is None else low}, {'-' if high is None else high}]"
+
+
+def _no_candidate_reason(
+    api: ApiSpec,
+    micro: np.ndarray,
+    offered: np.ndarray,
+    eligible: np.ndarray,
+    options: ReplacementOptions,
+) -> str:
+    """Why ``api`` (one row of the block) got no replacement, with the numbers to act on."""
+    free = ~offered
+    head = f"no replacement for '{api.name}'"
+    if not free.any():
+        return f"{head}: every pool API is offered in the instance"
+    count = int(eligible.sum())
+    if options.min_similarity is None and options.max_similarity is None:
+        text = f"{head}: {count} pool APIs are not offered in the instance"
+    else:
+        best = int(micro[free].max()) / SCALE
+        text = (
+            f"{head}: {count} of the {int(free.sum())} pool APIs not offered are within the "
+            f"similarity window {_window_text(options)} (most similar: {best:.6f})"
+        )
+    needs = f"rank {options.rank} needs at least {options.rank}"
+    if count >= options.rank:
+        needs += " once the instance's other relevant APIs have taken theirs"
+    return f"{text}; {needs}"
+
+
+def replace_relevant_apis(
+    instances: Sequence[Instance],
+    pool: Sequence[ApiSpec],
+    encoder: Embedder,
+    options: ReplacementOptions,
+    progress: Callable[[int], None] | None = None,
+) -> ReplacementResult:
+    """The incomplete twin of every complete instance with relevant APIs (see the module).
+
+    ``progress(n)`` reports n more input instances done (twin made or skipped), block by
+    block, so the calls add up to ``len(instances)``.
+    """
+    instances = list(instances)
+    jobs, skipped = _jobs(instances)
+    if progress is not None and skipped:
+        progress(len(skipped))
+    twins: dict[str, Instance] = {}
+    if jobs and not pool:
+        skipped.update((job.instance.id, "the API pool is empty") for job in jobs)
+        if progress is not None:
+            progress(len(jobs))
+    elif jobs:
+        scorer = _Scorer(jobs, list(pool), encoder, options)
+        for block in _blocks(jobs):
+            for instance_id, outcome in scorer.block(block).items():
+                if isinstance(outcome, str):
+                    skipped[instance_id] = outcome
+                else:
+                    twins[instance_id] = outcome
+            if progress is not None:
+                progress(len(block))
+    return ReplacementResult(
+        instances=[twins[i.id] for i in instances if i.id in twins],
+        skipped=[(i.id, skipped[i.id]) for i in instances if i.id in skipped],
+    )
+
+
+class _Scorer:
+    """The embedded pool and relevant APIs, scored a block of instances at a time."""
+
+    def __init__(
+        self,
+        jobs: list[_Job],
+        pool: list[ApiSpec],
+        encoder: Embedder,
+        options: ReplacementOptions,
+    ) -> None:
+        self.pool = pool
+        self.options = options
+        self.pool_vectors = encoder.encode([api.embedding_text() for api in pool])
+        self.queries = encoder.encode(
+            [api.embedding_text() for job in jobs for api in job.relevant]
+        )
+        self.columns_of: dict[str, list[int]] = {}
+        for column, api in enumerate(pool):
+            self.columns_of.setdefault(api.name, []).append(column)
+        self.generator = f"{MANIPULATION} encoder={encoder.identity}"
+        self.bounds = micro_bounds(options.min_similarity, options.max_similarity)
+
+    def block(self, block: list[_Job]) -> dict[str, Instance | str]:
+        """Twins (or skip reasons) for a block of instances: one matrix product, one partition."""
+        start = block[0].first_row
+        stop = block[-1].first_row + len(block[-1].relevant)
+        micro = to_micro(self.queries[start:stop] @ self.pool_vectors.T)
+        offered = _offered_mask(block, self.columns_of, len(self.pool))
+        eligible = ~offered
+        low, high = self.bounds
+        if low is not None:
+            eligible &= micro >= low
+        if high is not None:
+            eligible &= micro <= high
+        widest = max(len(job.relevant) for job in block)
+        depth = depth_for(widest, self.options.rank, self.options.choose_from)
+        candidates = top_candidates(ranking_keys(micro, eligible), depth)
+        out: dict[str, Instance | str] = {}
+        for job in block:
+            rows = slice(job.first_row - start, job.first_row - start + len(job.relevant))
+            out[job.instance.id] = self._one(
+                job, candidates[rows], micro[rows], offered[rows], eligible[rows]
+            )
+        return out
+
+    def _one(
+        self,
+        job: _Job,
+        candidates: np.ndarray,
+        micro: np.ndarray,
+        offered: np.ndarray,
+        eligible: np.ndarray,
+    ) -> Instance | str:
+        options = self.options
+        rng = random.Random(f"{MANIPULATION}|{options.seed}|{job.instance.id}")
+        picks = pick(candidates, rank=options.rank, choose_from=options.choose_from, rng=rng)
+        chosen = [p for p in picks if p is not None]
+        if len(chosen) < len(picks):
+            gap = picks.index(None)
+            return _no_candidate_reason(
+                job.relevant[gap], micro[gap], offered[gap], eligible[gap], options
+            )
+        return _twin(job, chosen, micro, self.pool, self.generator, options)
