@@ -12,11 +12,20 @@ Measured, each in its own process so peak RSS is per phase:
 * warm: the same build again from the cache (no model load, no model calls);
 * that both produce the same bytes.
 
-Run: ``python benchmarks/aware_replacement.py`` (about 10 minutes on 2 cores: the cold pool
+Run: ``python benchmarks/aware_replacement.py`` (about 12 minutes on 2 cores: the cold pool
 embedding is the whole cost), ``--quick`` for a smoke run (1,000 APIs, 50 queries),
 ``--max-seq-length N`` to truncate what the encoder reads (changes the vectors),
 ``--avg-chars N`` for shorter or longer descriptions, ``--probe`` to measure encoder settings
-(throughput and how often truncation changes the chosen replacement) on a 1,500-API sample.
+(throughput and how often truncation changes the chosen replacement) on a 1,500-API sample,
+``--keep DIR`` to keep both phases' twins for diffing. Not in run_all.py: it takes minutes.
+
+Why cold misses 60 s: it is compute-bound in the encoder. A ~713-character description is ~154
+wordpieces, ~3.3 GFLOP through MiniLM-L6; 16,000 of them are ~53 TFLOP, while these 2 AVX2
+cores do ~140 GFLOP/s on a plain float32 matmul, so even perfect efficiency needs ~6 minutes
+(measured: ~23-25 descriptions/s, ~11 minutes). Batch size (8-128) and threads (torch already
+uses both cores) change little; truncating to 128 or 64 wordpieces is 1.5x or 3x faster but
+changes most picks (see --probe), so it stays an explicit encoder option, never the default.
+The embedding cache makes every later build (another seed, rank, window) take seconds.
 """
 
 from __future__ import annotations
@@ -232,6 +241,9 @@ def phase(args: argparse.Namespace) -> dict[str, Any]:
     result = replace_relevant_apis(instances, pool, encoder, ReplacementOptions(seed=0))
     lines = "".join(dump_line(twin) + "\n" for twin in result.instances)
     search_s = time.perf_counter() - search_start
+    if args.keep:
+        args.keep.mkdir(parents=True, exist_ok=True)
+        (args.keep / f"{args.phase}.jsonl").write_text(lines, encoding="utf-8")
     total_s = time.perf_counter() - start
     encoder.close()
     return {
@@ -288,6 +300,8 @@ def _child(args: argparse.Namespace, which: str, cache: Path) -> dict[str, Any]:
         command.append("--quick")
     if args.max_seq_length:
         command += ["--max-seq-length", str(args.max_seq_length)]
+    if args.keep:
+        command += ["--keep", str(args.keep)]
     out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -333,6 +347,7 @@ if __name__ == "__main__":
     parser.add_argument("--max-seq-length", type=int, default=None)
     parser.add_argument("--avg-chars", type=int, default=713)
     parser.add_argument("--probe", action="store_true", help="also compare encoder settings")
+    parser.add_argument("--keep", type=Path, help="write each phase's twins here, to diff them")
     parser.add_argument("--phase", choices=["cold", "warm"], help=argparse.SUPPRESS)
     parser.add_argument("--cache", type=Path, help=argparse.SUPPRESS)
     parsed = parser.parse_args()

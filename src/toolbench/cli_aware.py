@@ -39,7 +39,11 @@ def add_aware_parser(sub: argparse._SubParsersAction[Any], parser_class: type) -
     build.add_argument("--model", help="rewriting model for utterance_removal (any model spec)")
     build.add_argument("--base-url", help="OpenAI-compatible server for --model openai:NAME")
     build.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY)")
-    build.add_argument("--no-cache", action="store_true", help="do not use the response cache")
+    build.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="do not read or write the response and embedding caches",
+    )
     build.add_argument("--cache-dir", type=Path, help="response and embedding cache folder")
     build.add_argument("--timeout", type=float, default=60.0, help="seconds per model request")
     build.add_argument("--max-retries", type=int, default=6)
@@ -143,6 +147,7 @@ def _build(args: argparse.Namespace, console: Console, default_cache: Path) -> i
         model=_model(args, cache_dir) if args.model else None,
         encoder_path=args.encoder,
         cache_dir=cache_dir,
+        use_cache=not args.no_cache,
         pool_paths=tuple(args.pool),
         rank=args.rank,
         choose_from=args.choose_from,

@@ -141,7 +141,7 @@ def _dump(instances: list[Instance]) -> list[str]:
 
 
 def _similarity(encoder: ApiEncoder, a: ApiSpec, b: ApiSpec) -> float:
-    left, right = encoder.encode([a.embedding_text(), b.embedding_text()])
+    left, right = encoder.encode([a.embedding_text(), b.embedding_text()]).astype(np.float64)
     return float(left @ right)
 
 

@@ -161,7 +161,12 @@ def test_weights_are_identified_by_size_without_being_read(
     monkeypatch.setattr(encoder_module, "SMALL_FILE", 50)  # the 100-byte "weights" are large now
     read: list[str] = []
     real_read = Path.read_bytes
-    monkeypatch.setattr(Path, "read_bytes", lambda p: read.append(p.name) or real_read(p))
+
+    def spy(path: Path) -> bytes:
+        read.append(path.name)
+        return real_read(path)
+
+    monkeypatch.setattr(Path, "read_bytes", spy)
     before = fingerprint(folder, {})
     assert "model.safetensors" not in read
     (folder / "model.safetensors").write_bytes(b"\1" * 100)  # same size: same portable digest

@@ -29,6 +29,7 @@ class BuildSettings:
     model: Any = None  # a toolbench Model, for utterance removal
     encoder_path: str | None = None
     cache_dir: Path | None = None
+    use_cache: bool = True
     pool_paths: tuple[Path, ...] = ()
     rank: int = 1
     choose_from: int = 1
@@ -120,7 +121,10 @@ def _replace(
         max_similarity=settings.max_similarity,
     )
     pool = build_pool(complete, _extra_pool(settings.pool_paths))
-    with ApiEncoder(settings.encoder_path, cache_dir=settings.cache_dir) as encoder:
+    encoder = ApiEncoder(
+        settings.encoder_path, cache_dir=settings.cache_dir, use_cache=settings.use_cache
+    )
+    with encoder:
         result = replace_relevant_apis(complete, pool, encoder, options, progress=progress)
     return list(result.instances), list(result.skipped)
 

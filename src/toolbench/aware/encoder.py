@@ -1,7 +1,7 @@
 """Sentence embeddings of API texts, cached on disk so each text is embedded once per encoder.
 
 API replacement compares every relevant API with every API of a pool (16k for ToolBench). On a
-2-core CPU the encoder is nearly all of the cost (~25-40 descriptions/s for all-MiniLM-L6-v2 at
+2-core CPU the encoder is nearly all of the cost (~25-30 descriptions/s for all-MiniLM-L6-v2 at
 ~150 wordpieces), so vectors are kept in SQLite (WAL, shareable between processes) under
 ``<cache dir>/embeddings/api_vectors.sqlite`` and a rerun (another seed, rank or window) does no
 model calls at all: the model is not even loaded until a text misses the cache.
