@@ -90,30 +90,26 @@ def command_aware(args: argparse.Namespace, console: Console, default_cache: Pat
     return _stats(args, console)
 
 
-def _model(args: argparse.Namespace, cache_dir: Path):  # type: ignore[no-untyped-def]
-    from toolbench.models.base import ModelOptions
+def _model(args: argparse.Namespace, cache_dir: Path) -> Any:
+    from toolbench.cli_run import model_options
     from toolbench.models.spec import make_model
 
-    options = ModelOptions(
-        base_url=args.base_url,
-        api_key=args.api_key,
-        timeout_s=args.timeout,
-        max_retries=args.max_retries,
-        cache_path=None if args.no_cache else cache_dir / "responses.sqlite",
-    )
-    return make_model(args.model, options)
+    return make_model(args.model, model_options(args, cache_dir))
 
 
 def _check_flags(args: argparse.Namespace) -> None:
-    if args.rank < 1:
-        raise UserError(f"--rank {args.rank}: must be 1 or more (1 = the most similar API)")
-    if args.choose_from < 1:
-        raise UserError(f"--choose-from {args.choose_from}: must be 1 or more")
+    from toolbench.aware.manipulate.api_replacement import ReplacementOptions
+
+    # The replacement options check themselves; building them here fails before slow work.
+    ReplacementOptions(
+        seed=args.seed,
+        rank=args.rank,
+        choose_from=args.choose_from,
+        min_similarity=args.min_similarity,
+        max_similarity=args.max_similarity,
+    )
     if args.concurrency < 1:
         raise UserError(f"--concurrency {args.concurrency}: must be 1 or more")
-    low, high = args.min_similarity, args.max_similarity
-    if low is not None and high is not None and low > high:
-        raise UserError(f"--min-similarity {low} is above --max-similarity {high}")
     if args.out.exists() and args.out.is_dir():
         raise UserError(f"--out {args.out}: is a folder; give a file name such as aware.jsonl")
 

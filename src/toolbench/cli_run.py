@@ -33,6 +33,18 @@ def prompt_settings(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def model_options(args: argparse.Namespace, cache_dir: Path) -> ModelOptions:
+    """Backend settings from the model flags every model-calling command shares."""
+    return ModelOptions(
+        base_url=args.base_url,
+        api_key=args.api_key,
+        timeout_s=args.timeout,
+        max_retries=args.max_retries,
+        cache_path=None if args.no_cache else cache_dir / "responses.sqlite",
+        hf_batch_size=getattr(args, "hf_batch_size", ModelOptions.hf_batch_size),
+    )
+
+
 def command_run(args: argparse.Namespace, console: Console, default_cache: Path) -> int:
     tasks = parse_task_list(args.tasks)  # fail fast on unknown names, before anything else
     if args.data_dir is not None and not args.data_dir.is_dir():
@@ -53,14 +65,7 @@ def command_run(args: argparse.Namespace, console: Console, default_cache: Path)
         live=args.live,
     )
     cache_dir = args.cache_dir or default_cache
-    options = ModelOptions(
-        base_url=args.base_url,
-        api_key=args.api_key,
-        timeout_s=args.timeout,
-        max_retries=args.max_retries,
-        cache_path=None if args.no_cache else cache_dir / "responses.sqlite",
-        hf_batch_size=args.hf_batch_size,
-    )
+    options = model_options(args, cache_dir)
     result = execute(
         config,
         options,

@@ -79,17 +79,9 @@ def load_source(spec: str) -> list[Instance]:
     path = Path(rest).expanduser()
     if not path.exists():
         raise UserError(f"--source {spec!r}: {path} does not exist")
-    if kind == "apibank":
-        from toolbench.aware.sources.apibank import load_apibank
+    from toolbench.aware.sources import SOURCES
 
-        return load_apibank(path)
-    if kind == "toolbench":
-        from toolbench.aware.sources.stabletoolbench import load_stabletoolbench
-
-        return load_stabletoolbench(path)
-    from toolbench.aware.sources.bfcl import load_bfcl
-
-    return load_bfcl(path)
+    return SOURCES[kind](path)
 
 
 def _extra_pool(paths: Sequence[Path]) -> list[Any]:

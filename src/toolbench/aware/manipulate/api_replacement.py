@@ -64,9 +64,9 @@ class ReplacementOptions:
 
     def __post_init__(self) -> None:
         if self.rank < 1:
-            raise UserError(f"--rank must be at least 1 (1 = the most similar), not {self.rank}")
+            raise UserError(f"--rank {self.rank}: must be 1 or more (1 = the most similar API)")
         if self.choose_from < 1:
-            raise UserError(f"--choose-from must be at least 1, not {self.choose_from}")
+            raise UserError(f"--choose-from {self.choose_from}: must be 1 or more")
         low, high = self.min_similarity, self.max_similarity
         if low is not None and high is not None and low > high:
             raise UserError(f"--min-similarity {low} is above --max-similarity {high}")
