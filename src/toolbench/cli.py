@@ -183,16 +183,30 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def command_report(args: argparse.Namespace, console: Console) -> int:
+    from toolbench.aware.evaluate import summary as aware
     from toolbench.report.summary import LoadedRun, render_comparison, render_summary, report_json
 
     runs = [LoadedRun(folder) for folder in args.runs]
+    kinds = [run.info.get("kind", "tasks") for run in runs]
+    if len(runs) == 2 and kinds[0] != kinds[1]:
+        raise UserError(
+            f"cannot compare {runs[0].folder} ({kinds[0]}) with {runs[1].folder} ({kinds[1]}): "
+            "a paired difference needs two runs of the same kind"
+        )
     if args.json:
-        print(json.dumps(report_json(runs), indent=2))
+        result = report_json([r for r, k in zip(runs, kinds, strict=True) if k != "aware"])
+        for run, kind in zip(runs, kinds, strict=True):
+            if kind == "aware":
+                result["runs"][str(run.folder)] = aware.aware_json(run)
+        if len(runs) == 2 and kinds[0] == "aware":
+            result["difference"] = aware.aware_comparison_json(runs[0], runs[1])
+        print(json.dumps(result, indent=2))
         return 0
-    for run in runs:
-        render_summary(run, console)
+    for run, kind in zip(runs, kinds, strict=True):
+        (aware.render_aware if kind == "aware" else render_summary)(run, console)
     if len(runs) == 2:
-        render_comparison(runs[0], runs[1], console)
+        compare = aware.render_aware_comparison if kinds[0] == "aware" else render_comparison
+        compare(runs[0], runs[1], console)
     return 0
 
 

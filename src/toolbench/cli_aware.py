@@ -37,16 +37,7 @@ def add_aware_parser(sub: argparse._SubParsersAction[Any], parser_class: type) -
     build.add_argument("--out", type=Path, required=True, help="dataset file to write (JSONL)")
     build.add_argument("--seed", type=int, default=0)
     build.add_argument("--model", help="rewriting model for utterance_removal (any model spec)")
-    build.add_argument("--base-url", help="OpenAI-compatible server for --model openai:NAME")
-    build.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY)")
-    build.add_argument(
-        "--no-cache",
-        action="store_true",
-        help="do not read or write the response and embedding caches",
-    )
-    build.add_argument("--cache-dir", type=Path, help="response and embedding cache folder")
-    build.add_argument("--timeout", type=float, default=60.0, help="seconds per model request")
-    build.add_argument("--max-retries", type=int, default=6)
+    _model_flags(build)
     build.add_argument("--concurrency", type=int, default=4)
     build.add_argument(
         "--encoder", help="sentence-transformers model folder (default all-MiniLM-L6-v2)"
@@ -78,6 +69,66 @@ def add_aware_parser(sub: argparse._SubParsersAction[Any], parser_class: type) -
 
     stats = aware_sub.add_parser("stats", help="dataset statistics (the paper's Table 1)")
     stats.add_argument("datasets", type=Path, nargs="+")
+    add_evaluation_parsers(aware_sub)
+
+
+def _model_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--base-url", help="OpenAI-compatible server for --model openai:NAME")
+    p.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the caches")
+    p.add_argument("--cache-dir", type=Path, help="response and embedding cache folder")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds per model request")
+    p.add_argument("--max-retries", type=int, default=6)
+
+
+def add_evaluation_parsers(aware_sub: argparse._SubParsersAction[Any]) -> None:
+    run = aware_sub.add_parser("run", help="evaluate a model on an awareness dataset")
+    run.add_argument("dataset", type=Path)
+    run.add_argument(
+        "--model",
+        required=True,
+        help="any model spec, or a baseline: always-yes, always-no, random[:SEED], similarity",
+    )
+    run.add_argument(
+        "--mode",
+        default="explicit",
+        help="explicit, implicit, tools, feedback, explain (comma-separated for several)",
+    )
+    run.add_argument("--shots", default="0", help="explicit-mode demonstrations, e.g. 0,4")
+    run.add_argument("--demos", type=Path, help="dataset to draw demonstrations from")
+    run.add_argument("--judge", help="model spec that grades explanations (--mode explain)")
+    run.add_argument("--judge-labels", type=Path, help='JSONL of {"id", "correct"} hand labels')
+    run.add_argument(
+        "--include-pending", action="store_true", help="also evaluate unreviewed instances"
+    )
+    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--max-tokens", type=int, default=256)
+    run.add_argument("--temperature", type=float, default=0.0)
+    run.add_argument("--limit", type=int, help="only the first N complete/incomplete families")
+    run.add_argument("--concurrency", type=int, default=8)
+    run.add_argument("--encoder", help="sentence-transformers folder for --model similarity")
+    run.add_argument("--out", type=Path, help="run folder (default: a new one under --runs-dir)")
+    run.add_argument("--runs-dir", type=Path, default=Path("runs"))
+    _model_flags(run)
+
+    prompt = aware_sub.add_parser("prompt", help="show the exact messages a model is sent")
+    prompt.add_argument("dataset", type=Path)
+    prompt.add_argument("--id", help="instance id (default: the first instance)")
+    prompt.add_argument("--mode", default="explicit")
+    prompt.add_argument("--shots", default="0")
+    prompt.add_argument("--demos", type=Path)
+    prompt.add_argument("--seed", type=int, default=0)
+    prompt.add_argument("--include-pending", action="store_true")
+
+    human = aware_sub.add_parser("human", help="answer instances yourself: the human baseline")
+    human.add_argument("dataset", type=Path)
+    human.add_argument("--n", type=int, default=180, help="instances to present (default 180)")
+    human.add_argument("--balanced", action="store_true", help="half complete, half incomplete")
+    human.add_argument("--annotator", help="your name (default: the login name)")
+    human.add_argument("--seed", type=int, default=0)
+    human.add_argument("--db", type=Path, help="answer store (default: <dataset>.human.sqlite)")
+    human.add_argument("--include-pending", action="store_true")
+    human.add_argument("--report", action="store_true", help="only print the results so far")
 
 
 def command_aware(args: argparse.Namespace, console: Console, default_cache: Path) -> int:
@@ -87,6 +138,10 @@ def command_aware(args: argparse.Namespace, console: Console, default_cache: Pat
         return _verify(args, console)
     if args.aware_command == "export":
         return _export(args, console)
+    if args.aware_command in ("run", "prompt", "human"):
+        from toolbench.cli_aware_eval import command_aware_eval
+
+        return command_aware_eval(args, console, default_cache)
     return _stats(args, console)
 
 

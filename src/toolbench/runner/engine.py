@@ -64,9 +64,9 @@ async def solve_one(
     try:
         generation = await model.generate(request)
     except InfraError as exc:
-        return Outcome(status=Status.INFRA_ERROR, message=_one_line(exc)), None, "", phash
+        return Outcome(status=Status.INFRA_ERROR, message=one_line(exc)), None, "", phash
     except ModelOutputError as exc:
-        return Outcome(status=Status.MODEL_ERROR, message=_one_line(exc)), None, "", phash
+        return Outcome(status=Status.MODEL_ERROR, message=one_line(exc)), None, "", phash
     action = prepared.task.extract_action(generation.text)
     outcome = await prepared.task.score(prepared.data, sample, action, sandbox)
     return outcome, generation, generation.text, phash
@@ -156,6 +156,6 @@ def _count(stats: SessionStats, outcome: Outcome, generation: Generation | None)
         stats.completion_tokens += generation.completion_tokens
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text}"[:500]

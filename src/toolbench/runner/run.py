@@ -108,15 +108,21 @@ def prepare_tasks(
     return prepared
 
 
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:80]
 
 
 def choose_folder(config: RunConfig, fingerprint: str, out: Path | None, runs_dir: Path) -> Path:
     """--out if given; else the newest unfinished run of this config (resume); else a new one."""
+    prefix = f"{slug('+'.join(config.tasks))}-{slug(config.model)}-"
+    return folder_for(prefix, fingerprint, out, runs_dir)
+
+
+def folder_for(prefix: str, fingerprint: str, out: Path | None, runs_dir: Path) -> Path:
+    """--out if given; else the newest unfinished run with this prefix and fingerprint; else a
+    new ``<prefix><timestamp>`` folder."""
     if out is not None:
         return out
-    prefix = f"{_slug('+'.join(config.tasks))}-{_slug(config.model)}-"
     if runs_dir.is_dir():
         for folder in sorted(runs_dir.glob(prefix + "*"), reverse=True):
             try:

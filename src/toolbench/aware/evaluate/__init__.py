@@ -1,0 +1,1 @@
+"""Evaluating models (and people) on incomplete-condition awareness datasets."""

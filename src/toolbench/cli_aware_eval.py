@@ -1,0 +1,144 @@
+"""Bodies of ``toolbench aware run | prompt | human``: evaluating models (and people) on
+awareness datasets. Kept apart from dataset building so each file stays readable."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+from pathlib import Path
+
+from rich.console import Console
+
+from toolbench.errors import UserError
+
+EXIT_INCOMPLETE = 3
+
+
+def command_aware_eval(args: argparse.Namespace, console: Console, default_cache: Path) -> int:
+    if args.aware_command == "run":
+        return _run(args, console, default_cache)
+    if args.aware_command == "prompt":
+        return _prompt(args, console)
+    return _human(args, console)
+
+
+def _positive(flag: str, value: int | None) -> None:
+    if value is not None and value < 1:
+        raise UserError(f"{flag} {value}: must be 1 or more")
+
+
+def _run(args: argparse.Namespace, console: Console, default_cache: Path) -> int:
+    from toolbench.aware.evaluate.items import parse_modes, parse_shots
+    from toolbench.aware.evaluate.run import AwareConfig, execute_aware
+    from toolbench.aware.evaluate.summary import render_aware
+    from toolbench.cli_run import model_options
+    from toolbench.report.summary import LoadedRun
+
+    _positive("--concurrency", args.concurrency)
+    _positive("--limit", args.limit)
+    _positive("--max-tokens", args.max_tokens)
+    if not 0.0 <= args.temperature <= 2.0:
+        raise UserError(f"--temperature {args.temperature}: must be between 0 and 2")
+    for flag, path in (
+        ("dataset", args.dataset),
+        ("--demos", args.demos),
+        ("--judge-labels", args.judge_labels),
+    ):
+        if path is not None and not path.is_file():
+            raise UserError(f"{flag} {path}: no such file")
+    cache_dir = args.cache_dir or default_cache
+    config = AwareConfig(
+        dataset=args.dataset,
+        model=args.model,
+        modes=parse_modes(args.mode),
+        shots=parse_shots(args.shots),
+        seed=args.seed,
+        demos=args.demos,
+        judge=args.judge,
+        judge_labels=args.judge_labels,
+        include_pending=args.include_pending,
+        max_tokens=args.max_tokens,
+        temperature=args.temperature,
+        limit=args.limit,
+        concurrency=args.concurrency,
+        encoder=args.encoder,
+        use_cache=not args.no_cache,
+    )
+    result = execute_aware(
+        config, model_options(args, cache_dir), args.out, args.runs_dir, cache_dir, console
+    )
+    render_aware(LoadedRun(result.folder), console)
+    calls = result.info["model_calls"]
+    console.print(
+        f"run folder: {result.folder}  (model calls this session: "
+        f"{result.stats.model_calls - result.stats.cached_calls} live, "
+        f"{result.stats.cached_calls} cached; all sessions: {calls['live']} live)"
+    )
+    if result.info["status"] == "incomplete":
+        console.print("[yellow]some items hit infra errors; run the same command to retry[/yellow]")
+        return EXIT_INCOMPLETE
+    return 0
+
+
+def _prompt(args: argparse.Namespace, console: Console) -> int:
+    from toolbench.aware.evaluate.demos import DemoPool
+    from toolbench.aware.evaluate.items import build_items, parse_modes, parse_shots
+    from toolbench.aware.evaluate.prompts import judge_messages
+    from toolbench.aware.evaluate.run import evaluated
+    from toolbench.aware.evaluate.solve import Settings, requests_for
+    from toolbench.aware.schema import read_instances
+
+    instances = evaluated(read_instances(args.dataset), include_pending=True)
+    if not instances:
+        raise UserError(f"{args.dataset}: the dataset has no instances to show")
+    instance = (
+        instances[0] if args.id is None else next((i for i in instances if i.id == args.id), None)
+    )
+    if instance is None:
+        raise UserError(f"--id {args.id}: no such instance in {args.dataset}")
+    pool_source = read_instances(args.demos) if args.demos else instances
+    demos = DemoPool(evaluated(pool_source, args.include_pending), args.seed)
+    mode = parse_modes(args.mode)
+    items = [
+        item
+        for item in build_items(instances, mode, parse_shots(args.shots))
+        if item.instance.id == instance.id
+    ]
+    if not items:
+        raise UserError(f"--mode {args.mode}: instance {instance.id} is not evaluated in it")
+    for item in items:
+        for title, request in requests_for(item, demos, Settings(seed=args.seed)):
+            console.rule(f"{item.task}  {item.id}  {title}")
+            for message in request.messages or ():
+                console.print(f"[bold]{message['role']}[/bold]", highlight=False)
+                console.print(message["content"], markup=False, highlight=False)
+            if request.tools:
+                console.print("[bold]tools[/bold]")
+                console.print(json.dumps(list(request.tools), indent=2), markup=False)
+        if item.kind == "explain":
+            console.rule(f"{item.id}  judge (with the model's explanation)")
+            for message in judge_messages(item.instance, "<the model's explanation>"):
+                console.print(f"[bold]{message['role']}[/bold]", highlight=False)
+                console.print(message["content"], markup=False, highlight=False)
+    return 0
+
+
+def _human(args: argparse.Namespace, console: Console) -> int:
+    from toolbench.aware.evaluate.human import HumanSession
+
+    _positive("--n", args.n)
+    if not args.dataset.is_file():
+        raise UserError(f"dataset {args.dataset}: no such file")
+    session = HumanSession(
+        dataset=args.dataset,
+        db=args.db,
+        n=args.n,
+        balanced=args.balanced,
+        seed=args.seed,
+        include_pending=args.include_pending,
+    )
+    if not args.report:
+        session.annotate(args.annotator or getpass.getuser(), console)
+    session.render_results(console)
+    return 0
