@@ -10,7 +10,14 @@ runs::
         assert srv.calls == 1 and srv.requests[0]["max_tokens"] == 256
 
 ``answer`` maps the request JSON to the reply text (or is a fixed string); stop sequences in
-the request are applied to it like a real server would. Failure injection (checked in this
+the request are applied to it like a real server would. For native tool calling, ``answer`` may
+instead return (or be) a dict ``{"content": str | None, "tool_calls": [{"name": str,
+"arguments": dict | str}]}``: a chat reply then carries ``message.tool_calls`` in the OpenAI
+shape (ids ``call_<n>_<i>`` for the n-th request's i-th call, ``type: "function"``,
+``arguments`` as a JSON string), ``content`` as given (``None`` stays ``null``), and
+``finish_reason: "tool_calls"`` when there is at least one call. A completion reply uses only
+the ``content``. The request's ``tools``/``tool_choice`` are recorded in ``requests`` like any
+other field; the server does not check calls against them. Failure injection (checked in this
 order, per request): ``fail_always``; the first ``fail_first`` calls; every ``fail_every``-th
 call. Failures answer ``fail_status`` (500 by default) with a ``Retry-After: <retry_after>``
 header when ``retry_after`` is set.
@@ -40,7 +47,9 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-Answer = Callable[[dict[str, Any]], str]
+#: A reply: the text, or ``{"content": str | None, "tool_calls": [{"name", "arguments"}]}``.
+Reply = str | dict[str, Any]
+Answer = Callable[[dict[str, Any]], Reply]
 
 
 def default_answer(body: dict[str, Any]) -> str:
@@ -57,7 +66,7 @@ class FakeOpenAIServer:
         self,
         *,
         delay_s: float = 0.0,
-        answer: Answer | str = default_answer,
+        answer: Answer | Reply = default_answer,
         fail_every: int = 0,
         fail_first: int = 0,
         fail_always: bool = False,
@@ -67,7 +76,7 @@ class FakeOpenAIServer:
         subprocess: bool = False,
     ) -> None:
         self.delay_s = delay_s
-        self.answer: Answer = (lambda _body: answer) if isinstance(answer, str) else answer
+        self.answer = answer
         self.fail_every = fail_every
         self.fail_first = fail_first
         self.fail_always = fail_always
@@ -86,6 +95,15 @@ class FakeOpenAIServer:
         self._process: BaseProcess | None = None
         self._control: Connection | None = None
         self.app = self._build_app()
+
+    @property
+    def answer(self) -> Answer:
+        """The reply function; setting a fixed string or dict makes one that always gives it."""
+        return self._answer
+
+    @answer.setter
+    def answer(self, answer: Answer | Reply) -> None:
+        self._answer: Answer = (lambda _body: answer) if isinstance(answer, (str, dict)) else answer
 
     @property
     def base_url(self) -> str:
@@ -166,14 +184,29 @@ class FakeOpenAIServer:
             await asyncio.sleep(self.delay_s)
         if self._should_fail(n):
             return self._failure()
-        text = self.answer(body)
+        reply_spec = self.answer(body)
+        if isinstance(reply_spec, dict):
+            content: str | None = reply_spec.get("content")
+            tool_calls = [
+                _tool_call(n, i, call) for i, call in enumerate(reply_spec.get("tool_calls") or [])
+            ]
+        else:
+            content, tool_calls = reply_spec, []
+        text = content or ""
         finish_reason = self.finish_reason
         stops = body.get("stop") or []
         for stop in [stops] if isinstance(stops, str) else stops:
             if stop and stop in text:
                 text, finish_reason = text[: text.index(stop)], "stop"
-        prompt = body.get("prompt") or " ".join(m.get("content", "") for m in body["messages"])
-        prompt_tokens, completion_tokens = len(str(prompt).split()), len(text.split())
+        if content is not None:
+            content = text
+        prompt = body.get("prompt") or " ".join(
+            str(m.get("content") or "") for m in body["messages"]
+        )
+        prompt_tokens = len(str(prompt).split())
+        completion_tokens = len(text.split()) + sum(
+            1 + len(call["function"]["arguments"].split()) for call in tool_calls
+        )
         usage = {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,
@@ -181,7 +214,10 @@ class FakeOpenAIServer:
         }
         base = {"id": f"fake-{n}", "created": int(time.time()), "model": body.get("model", "")}
         if kind == "chat":
-            message = {"role": "assistant", "content": text}
+            message: dict[str, Any] = {"role": "assistant", "content": content}
+            if tool_calls:
+                message["tool_calls"] = tool_calls
+                finish_reason = "tool_calls"
             choice = {"index": 0, "message": message, "finish_reason": finish_reason}
             reply = {**base, "object": "chat.completion", "choices": [choice], "usage": usage}
         else:
@@ -281,6 +317,18 @@ class FakeOpenAIServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _tool_call(n: int, i: int, call: dict[str, Any]) -> dict[str, Any]:
+    """The i-th scripted call of the n-th request in the OpenAI ``message.tool_calls`` shape."""
+    arguments = call.get("arguments", {})
+    if not isinstance(arguments, str):
+        arguments = json.dumps(arguments)
+    return {
+        "id": f"call_{n}_{i}",
+        "type": "function",
+        "function": {"name": call["name"], "arguments": arguments},
+    }
 
 
 def _serve_in_child(server: FakeOpenAIServer, control: Connection) -> None:

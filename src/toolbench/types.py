@@ -58,7 +58,10 @@ class TaskContext:
 class GenerationRequest:
     """Everything a model needs to answer, and nothing the cache key must ignore.
 
-    Exactly one of ``prompt`` (completion mode) or ``messages`` (chat mode) is set. ``sample``,
+    Exactly one of ``prompt`` (completion mode) or ``messages`` (chat mode) is set. ``tools``
+    offers APIs as native tools, as OpenAI function-tool dicts
+    (``{"type": "function", "function": {"name", "description", "parameters"}}``); it needs
+    chat mode, and the model's calls come back in ``Generation.tool_calls``. ``sample``,
     ``epoch`` and ``context`` are for built-in models (oracle, replay, baseline); they are not
     part of the cache key because real models never see them.
     """
@@ -72,13 +75,16 @@ class GenerationRequest:
     sample: Sample | None = None
     epoch: int = 0
     context: TaskContext | None = None
+    tools: tuple[Mapping[str, Any], ...] | None = None
 
     def cache_payload(self) -> dict[str, Any]:
         """The parts of the request that can change a real model's answer.
 
         The epoch is part of it: each epoch is a fresh draw from the model, not a cache hit.
+        ``tools`` appears only when set, so requests without tools keep the keys they had
+        before tools existed.
         """
-        return {
+        payload: dict[str, Any] = {
             "epoch": self.epoch,
             "prompt": self.prompt,
             "messages": [dict(m) for m in self.messages] if self.messages else None,
@@ -87,6 +93,24 @@ class GenerationRequest:
             "temperature": self.temperature,
             "seed": self.seed,
         }
+        if self.tools is not None:
+            payload["tools"] = self.plain_tools()
+        return payload
+
+    def plain_tools(self) -> list[dict[str, Any]] | None:
+        """``tools`` as plain JSON data (dicts and lists), as sent to an API or a template."""
+        if self.tools is None:
+            return None
+        return [_plain(tool) for tool in self.tools]
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with every mapping made a dict and every tuple a list."""
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return value
 
 
 @dataclass

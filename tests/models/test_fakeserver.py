@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import httpx
 
@@ -53,3 +54,75 @@ def test_subprocess_mode_reports_over_http() -> None:
         server.reset()
         assert server.calls == 0
     assert not server.subprocess or server._process is None
+
+
+TOOL_REPLY = {
+    "content": None,
+    "tool_calls": [
+        {"name": "get_weather", "arguments": {"city": "Paris"}},
+        {"name": "get_time", "arguments": '{"city": "Paris"}'},
+    ],
+}
+
+
+def first_choice(response: httpx.Response) -> dict[str, Any]:
+    choice: dict[str, Any] = response.json()["choices"][0]
+    return choice
+
+
+def test_scripted_tool_calls_in_openai_shape() -> None:
+    server = FakeOpenAIServer(answer=lambda body: TOOL_REPLY)
+    with server, httpx.Client(base_url=server.base_url) as client:
+        client.post("/chat/completions", json=CHAT)
+        tools = [{"type": "function", "function": {"name": "get_weather"}}]
+        choice = first_choice(client.post("/chat/completions", json={**CHAT, "tools": tools}))
+        assert choice["finish_reason"] == "tool_calls"
+        assert choice["message"] == {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_2_0",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                },
+                {
+                    "id": "call_2_1",
+                    "type": "function",
+                    "function": {"name": "get_time", "arguments": '{"city": "Paris"}'},
+                },
+            ],
+        }
+        assert server.requests[1]["tools"] == tools
+
+        # Text beside the calls, cut at a stop sequence; a completion reply is the text.
+        server.answer = {"content": "one. two", "tool_calls": [{"name": "f"}]}
+        message = first_choice(client.post("/chat/completions", json={**CHAT, "stop": ["."]}))[
+            "message"
+        ]
+        assert message["content"] == "one"
+        assert message["tool_calls"][0]["function"] == {"name": "f", "arguments": "{}"}
+        text = client.post("/completions", json={"model": "m", "prompt": "x"}).json()
+        assert text["choices"][0]["text"] == "one. two"
+
+        # No calls: a plain reply with the configured finish reason.
+        server.answer = {"content": "just text", "tool_calls": []}
+        choice = first_choice(client.post("/chat/completions", json=CHAT))
+        assert choice["finish_reason"] == "stop" and "tool_calls" not in choice["message"]
+
+        # A conversation that went through a tool call has a null content.
+        history = [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": None, "tool_calls": []},
+            {"role": "tool", "tool_call_id": "call_1_0", "content": "sunny"},
+        ]
+        reply = client.post("/chat/completions", json={"model": "m", "messages": history})
+        assert reply.status_code == 200 and reply.json()["usage"]["prompt_tokens"] == 2
+
+
+def test_subprocess_mode_scripts_tool_calls() -> None:
+    with FakeOpenAIServer(answer=TOOL_REPLY, subprocess=True) as server:
+        reply = httpx.post(f"{server.base_url}/chat/completions", json=CHAT).json()
+        calls = reply["choices"][0]["message"]["tool_calls"]
+        assert [c["id"] for c in calls] == ["call_1_0", "call_1_1"]
+        assert server.calls == 1

@@ -200,3 +200,54 @@ async def test_a_failing_request_does_not_fail_its_batch(tiny: Path) -> None:
     await model.aclose()
     assert [isinstance(r, InfraError) for r in results] == [False] * 3 + [True] + [False] * 3
     assert "generation failed: index out of range" in str(results[3])
+
+
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Current weather for a city.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+    },
+}
+TOOL_TEMPLATE = (
+    "{% if tools %}[{% for t in tools %}{{ t['function']['name'] }};{% endfor %}]{% endif %}"
+    "{% for m in messages %}<<{{ m['content'] }}>>{% endfor %}"
+)
+
+
+async def test_tools_go_to_the_chat_template(tiny: Path, caplog: pytest.LogCaptureFixture) -> None:
+    model = HFModel(str(tiny), ModelOptions())
+    messages = ({"role": "user", "content": "hello"},)
+    with_tools = GenerationRequest(messages=messages, tools=(WEATHER_TOOL,), max_tokens=4)
+    model.tokenizer.chat_template = TOOL_TEMPLATE
+    encoded = model._encode(with_tools)
+    assert (
+        encoded == model.tokenizer("[get_weather;]<<hello>>", add_special_tokens=False)["input_ids"]
+    )
+    assert (
+        model._encode(GenerationRequest(messages=messages))
+        == model.tokenizer("<<hello>>", add_special_tokens=False)["input_ids"]
+    )
+    generation = await model.generate(with_tools)
+    await model.aclose()
+    assert generation.prompt_tokens == len(encoded) and generation.tool_calls == []
+    assert "not shown to the model" not in caplog.text
+
+
+def test_tools_a_prompt_cannot_show(tiny: Path, caplog: pytest.LogCaptureFixture) -> None:
+    model = HFModel(str(tiny), ModelOptions())
+    messages = ({"role": "user", "content": "hello"},)
+    request = GenerationRequest(messages=messages, tools=(WEATHER_TOOL,))
+    # No template: role lines as before, with one warning that the tools are not shown.
+    assert model._encode(request) == model.tokenizer("user: hello\nassistant:")["input_ids"]
+    assert "no chat template" in caplog.text
+    # A template that ignores tools renders without them, and warns (once per model).
+    other = HFModel(str(tiny), ModelOptions())
+    other.tokenizer.chat_template = "{% for m in messages %}<<{{ m['content'] }}>>{% endfor %}"
+    caplog.clear()
+    other._encode(request)
+    other._encode(request)
+    assert caplog.text.count("does not use 'tools'") == 1
+    with pytest.raises(ValueError, match="native tools need a chat request"):
+        model._encode(GenerationRequest(prompt="hello", tools=(WEATHER_TOOL,)))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import threading
 import time
 from dataclasses import dataclass, field
@@ -20,6 +21,8 @@ from typing import Any
 from toolbench.errors import UserError
 from toolbench.models.base import ModelOptions
 from toolbench.types import Generation, GenerationRequest, InfraError
+
+log = logging.getLogger(__name__)
 
 #: How long the first request of a batch waits for company.
 BATCH_WAIT_S = 0.005
@@ -43,7 +46,11 @@ def truncate_at_stop(text: str, stop: tuple[str, ...]) -> tuple[str, bool]:
 
 
 class HFModel:
-    """``hf:PATH_OR_NAME``: greedy at temperature 0, else seeded sampling."""
+    """``hf:PATH_OR_NAME``: greedy at temperature 0, else seeded sampling.
+
+    Native tools of a chat request go to the chat template (``apply_chat_template(tools=...)``);
+    the reply stays text (the template's own call syntax), parsed downstream like any reply.
+    """
 
     cacheable = True
 
@@ -88,6 +95,7 @@ class HFModel:
         self._worker: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._waiting: set[asyncio.Future[Generation]] = set()
+        self._warned_tools = False
         #: Number of ``model.generate`` calls and the size of each, to check that batching works.
         self.generate_calls = 0
         self.batch_sizes: list[int] = []
@@ -97,19 +105,38 @@ class HFModel:
     def _encode(self, request: GenerationRequest) -> list[int]:
         if request.messages is not None:
             messages = [dict(m) for m in request.messages]
+            tools = request.plain_tools() or None  # no tools and an empty list: the same
             if getattr(self.tokenizer, "chat_template", None):
+                if tools is not None:
+                    self._check_template_shows_tools(tools)
                 text = self.tokenizer.apply_chat_template(
-                    messages, tokenize=False, add_generation_prompt=True
+                    messages, tools=tools, tokenize=False, add_generation_prompt=True
                 )
                 # The template already carries the model's special tokens.
                 return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+            if tools is not None:
+                self._warn_tools_unseen("the tokenizer has no chat template")
             text = "\n".join(f"{m.get('role', 'user')}: {m.get('content', '')}" for m in messages)
             text += "\nassistant:"
+        elif request.tools is not None:
+            raise ValueError("native tools need a chat request ('messages'), not a 'prompt'")
         elif request.prompt is not None:
             text = request.prompt
         else:
             raise ValueError("GenerationRequest needs either 'prompt' or 'messages'")
         return list(self.tokenizer(text)["input_ids"])
+
+    def _check_template_shows_tools(self, tools: list[dict[str, Any]]) -> None:
+        # transformers renders any template with ``tools=``; one that never reads the variable
+        # drops them silently, so the model would answer without seeing its APIs.
+        template = self.tokenizer.get_chat_template(tools=tools)
+        if "tools" not in template:
+            self._warn_tools_unseen("its chat template does not use 'tools'")
+
+    def _warn_tools_unseen(self, reason: str) -> None:
+        if not self._warned_tools:
+            self._warned_tools = True
+            log.warning("%s: %s, so native tools are not shown to the model", self.name, reason)
 
     # ---- batching ----
 

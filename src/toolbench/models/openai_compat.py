@@ -7,6 +7,7 @@ every backend gets the same policy, the same attempt accounting and the same ``I
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from typing import Any
@@ -50,6 +51,27 @@ def _http_client() -> Any:
         return None
 
 
+def _plain_tool_call(call: dict[str, Any]) -> dict[str, Any]:
+    """One tool call as ``{"id", "type", "function": {"name", "arguments"}}``, plain JSON data.
+
+    ``arguments`` stays the JSON string the API sends (it may be invalid JSON: judging it is
+    the scorer's job). A few compatible servers send an object instead; it is serialised so
+    that ``arguments`` is always a string.
+    """
+    function = call.get("function")
+    function = function if isinstance(function, dict) else {}
+    arguments = function.get("arguments")
+    if arguments is None:
+        arguments = ""
+    elif not isinstance(arguments, str):
+        arguments = json.dumps(arguments, ensure_ascii=False)
+    return {
+        "id": str(call.get("id") or ""),
+        "type": str(call.get("type") or "function"),
+        "function": {"name": str(function.get("name") or ""), "arguments": arguments},
+    }
+
+
 class OpenAIModel:
     """Chat or completion requests against one model name on one endpoint."""
 
@@ -88,6 +110,10 @@ class OpenAIModel:
         body = self._common_args(request)
         if request.messages is not None:
             path, body["messages"] = "/chat/completions", [dict(m) for m in request.messages]
+            if request.tools:  # the API rejects an empty list: no tools means no field
+                body["tools"], body["tool_choice"] = request.plain_tools(), "auto"
+        elif request.tools is not None:
+            raise ValueError("native tools need a chat request ('messages'), not a 'prompt'")
         elif request.prompt is not None:
             path, body["prompt"] = "/completions", request.prompt
         else:
@@ -107,8 +133,9 @@ class OpenAIModel:
         choice: dict[str, Any] = choices[0]
         message = choice.get("message")
         if isinstance(message, dict):  # chat
-            text = message.get("content") or ""
-            tool_calls = list(message.get("tool_calls") or [])
+            text = message.get("content") or ""  # null when the model only calls tools
+            calls = message.get("tool_calls") or []
+            tool_calls = [_plain_tool_call(call) for call in calls if isinstance(call, dict)]
         else:  # completion
             text = choice.get("text") or ""
             tool_calls = []
