@@ -8,8 +8,8 @@ APIs, via ``Sample.fields["aware"]``), never the label.
 
 ``similarity`` says Yes when the request is close enough to its best-matching API: the cosine
 of the user's words and ``name: description`` under the dataset encoder, with the threshold
-that maximises accuracy on the demonstration pool. Utterance removal barely moves that score,
-which is the point: a model must do better than surface similarity.
+that maximises balanced accuracy on the demonstration pool. Utterance removal barely moves
+that score, which is the point: a model must do better than surface similarity.
 """
 
 from __future__ import annotations
@@ -106,7 +106,9 @@ def best_api_similarity(encoder: ApiEncoder, instances: Sequence[Instance]) -> d
 
 
 def fit_threshold(scores: Sequence[float], labels: Sequence[str]) -> float:
-    """The threshold (Yes when score >= it) with the best accuracy; the lowest on ties."""
+    """The threshold (Yes when score >= it) with the best balanced accuracy on the pool; the
+    lowest on ties. Balanced, because plain accuracy on a pool with two incomplete twins per
+    complete instance is maximised by always saying No, which is no similarity floor at all."""
     if not scores:
         return 0.0
     values = sorted(set(scores))
@@ -114,11 +116,16 @@ def fit_threshold(scores: Sequence[float], labels: Sequence[str]) -> float:
     candidates.append(values[-1] + 1e-6)
     complete = np.array([label == "complete" for label in labels])
     array = np.asarray(scores)
-    best, best_accuracy = candidates[0], -1.0
+    best, best_score = candidates[0], -1.0
     for threshold in candidates:
-        accuracy = float(((array >= threshold) == complete).mean())
-        if accuracy > best_accuracy:
-            best, best_accuracy = threshold, accuracy
+        said_yes = array >= threshold
+        recalls = [
+            float(said_yes[complete].mean()) if complete.any() else 0.0,
+            float((~said_yes[~complete]).mean()) if (~complete).any() else 0.0,
+        ]
+        score = sum(recalls) / 2
+        if score > best_score + 1e-12:
+            best, best_score = threshold, score
     return float(best)
 
 

@@ -148,19 +148,30 @@ def mode_agreement(records: list[dict[str, Any]]) -> dict[str, tuple[float, int]
 
 
 def _fmt(e: Estimate) -> str:
-    return "-" if e.n == 0 or e.mean != e.mean else e.fmt()
+    """Compact ``0.812 [.74,.87]`` so a row of five metrics fits a terminal."""
+    if e.n == 0 or e.mean != e.mean:
+        return "-"
+    return f"{e.mean:.3f} [{_short(e.low)},{_short(e.high)}]"
+
+
+def _short(value: float) -> str:
+    return f"{value:.2f}".replace("0.", ".", 1)
 
 
 def render_aware(run: LoadedRun, console: Console) -> None:
     model = run.info.get("config", {}).get("model", "?")
-    table = Table(title=f"{run.label}  ({model})  positive class: incomplete")
-    for column in ("task", "source", "manipulation", "n", *[f"{m} [95% CI]" for m in METRICS]):
-        table.add_column(column)
     table_rows = rows(run.records)
-    for (task, source, group), items in table_rows.items():
-        est = binary_metrics(items)
-        table.add_row(task[6:], source, group, str(len(items)), *[_fmt(est[m]) for m in METRICS])
-    console.print(table)
+    for task in sorted({t for (t, _, _) in table_rows}):
+        table = Table(
+            title=f"{run.label}  ({model})  {task[6:]}: positive class = incomplete, 95% CIs"
+        )
+        for column in ("source", "manipulation", "n", *METRICS):
+            table.add_column(column)
+        for (row_task, source, group), items in table_rows.items():
+            if row_task == task:
+                est = binary_metrics(items)
+                table.add_row(source, group, str(len(items)), *[_fmt(est[m]) for m in METRICS])
+        console.print(table)
     _render_counts(run, console)
     for task in sorted({t for (t, _, _) in table_rows}):
         items = table_rows[(task, ALL, ALL)]
@@ -215,13 +226,13 @@ def compare_rows(a: LoadedRun, b: LoadedRun) -> dict[Row, dict[str, Estimate]]:
 
 
 def render_aware_comparison(a: LoadedRun, b: LoadedRun, console: Console) -> None:
-    table = Table(title=f"paired difference: {b.label} - {a.label}")
+    table = Table(title=f"paired difference: {b.label} - {a.label} (95% CIs)")
     for column in (
         "task",
         "source",
         "manipulation",
         "n paired",
-        *[f"Δ {m} [95% CI]" for m in METRICS],
+        *[f"Δ {m}" for m in METRICS],
     ):
         table.add_column(column)
     for (task, source, group), entry in compare_rows(a, b).items():

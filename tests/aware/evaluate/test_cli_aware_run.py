@@ -1,0 +1,164 @@
+"""``toolbench aware run`` and ``report`` end to end: built-in models and baselines on a mixed
+dataset, every mode against a real OpenAI-compatible server on loopback, cache and resume."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.aware.sources import FIXTURES
+from tests.fakeserver import FakeOpenAIServer
+from toolbench.aware.evaluate.prompts import EXPLAIN_REQUEST, JUDGE_SYSTEM, TOOLS_SYSTEM
+from toolbench.runner.store import read_records, read_run_info
+
+Cli = Callable[..., tuple[int, str, str]]
+MODES = "explicit,implicit,tools,feedback,explain"
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """home_search twins (slot and tool removal) + BFCL irrelevance and multi-turn pairs."""
+    from toolbench.cli import main
+
+    out = tmp_path_factory.mktemp("aware") / "mixed.jsonl"
+    code = main(
+        ["aware", "build", "--source", "task:home_search", "--source",
+         f"bfcl:{FIXTURES / 'bfcl'}", "--manipulation", "slot_removal,tool_removal",
+         "--seed", "0", "--out", str(out)]
+    )  # fmt: skip
+    assert code == 0
+    return out
+
+
+def _all_row(info: dict[str, Any], task: str) -> dict[str, float]:
+    return info["metrics"][f"aware-{task}"]["all/all"]
+
+
+def _run(cli: Cli, dataset: Path, out: Path, *flags: str) -> dict[str, Any]:
+    code, stdout, stderr = cli("aware", "run", str(dataset), "--out", str(out), *flags)
+    assert code == 0, stdout + stderr
+    return read_run_info(out)
+
+
+def test_oracle_and_trivial_baselines(cli: Cli, mixed: Path, tmp_path: Path) -> None:
+    flags = ("--mode", "explicit,implicit,tools,feedback", "--shots", "0,4", "--include-pending")
+    oracle = _run(cli, mixed, tmp_path / "oracle", "--model", "oracle", *flags)
+    for task in ("explicit-0shot", "explicit-4shot", "implicit", "tools", "feedback"):
+        row = _all_row(oracle, task)
+        assert row["accuracy"] == 1.0 and row["f1"] == 1.0, task
+    yes = _run(cli, mixed, tmp_path / "yes", "--model", "always-yes", *flags)
+    no = _run(cli, mixed, tmp_path / "no", "--model", "always-no", *flags)
+    rnd = _run(cli, mixed, tmp_path / "rnd", "--model", "random", *flags)
+    for task in ("explicit-0shot", "implicit", "tools", "feedback"):
+        assert _all_row(yes, task)["f1"] == 0.0 and _all_row(yes, task)["yes_ratio"] == 1.0
+        assert _all_row(no, task)["recall"] == 1.0 and _all_row(no, task)["yes_ratio"] == 0.0
+        assert 0.4 <= _all_row(rnd, task)["yes_ratio"] <= 0.6
+    # random: about half right on a balanced view (per class), whatever the class mix
+    records = [r for r in read_records(tmp_path / "rnd") if r["task"] == "aware-explicit-0shot"]
+    for label in ("complete", "incomplete"):
+        hits = [r["success"] for r in records if r["details"]["label"] == label]
+        assert 0.35 <= sum(hits) / len(hits) <= 0.65
+    # every row of the mixed dataset is there: both sources, each manipulation
+    keys = set(oracle["metrics"]["aware-explicit-0shot"])
+    assert {"task:home_search/slot_removal", "task:home_search/tool_removal"} <= keys
+    assert any(k.startswith("bfcl/") for k in keys)
+
+
+def test_similarity_baseline_fits_a_threshold(cli: Cli, mixed: Path, tmp_path: Path) -> None:
+    info = _run(cli, mixed, tmp_path / "sim", "--model", "similarity", "--limit", "40")
+    threshold = info["baseline"]["similarity_threshold"]
+    assert -1.0 <= threshold <= 1.01
+    assert info["baseline"]["encoder"].startswith("all-MiniLM-L6-v2@")
+    row = _all_row(info, "explicit-0shot")
+    assert 0.0 < row["yes_ratio"] < 1.0 or row["accuracy"] > 0.5
+
+
+def _fake_answer(body: dict[str, Any]) -> str | dict[str, Any]:
+    """A scripted model: says No to explicit questions, asks back in implicit mode, calls the
+    first tool natively, explains, and the judge agrees."""
+    messages = body["messages"]
+    system, last = messages[0]["content"], messages[-1]["content"]
+    if system == JUDGE_SYSTEM:
+        return "Correct\nIt names the missing location."
+    if last == EXPLAIN_REQUEST:
+        return "The user never said where to search."
+    if system == TOOLS_SYSTEM:
+        name = body["tools"][0]["function"]["name"]
+        return {"content": None, "tool_calls": [{"name": name, "arguments": {"x": 1}}]}
+    if system.startswith("You are an AI assistant that can call APIs"):
+        return "Which city should I search in?"
+    return "No"
+
+
+def test_every_mode_against_a_server_then_from_the_cache(
+    cli: Cli, mixed: Path, tmp_path: Path
+) -> None:
+    flags = ["--mode", MODES, "--shots", "0,2", "--limit", "4", "--include-pending"]
+    with FakeOpenAIServer(answer=_fake_answer) as server:
+        model = ["--model", "openai:fake", "--base-url", server.base_url]
+        judge = ["--judge", "openai:judge", "--concurrency", "4"]
+        first = _run(cli, mixed, tmp_path / "a", *model, *judge, *flags)
+        calls = server.calls
+        assert calls > 0 and first["model_calls"]["live"] > 0
+        assert any("tools" in r for r in server.requests)
+        second = _run(cli, mixed, tmp_path / "b", *model, *judge, *flags)
+        assert server.calls == calls, "the second run must be served from the cache"
+    assert second["metrics"] == first["metrics"]
+    assert second["model_calls"]["live"] == 0
+    tasks = {r["task"] for r in read_records(tmp_path / "a")}
+    assert tasks == {
+        "aware-explicit-0shot", "aware-explicit-2shot", "aware-implicit", "aware-tools",
+        "aware-feedback", "aware-explain",
+    }  # fmt: skip
+    # the scripted model says No everywhere: recall 1; implicit questions are abstentions
+    assert _all_row(first, "explicit-0shot")["recall"] == 1.0
+    assert _all_row(first, "implicit")["yes_ratio"] == 0.0
+    assert _all_row(first, "tools")["yes_ratio"] == 1.0  # a native call is a call
+    explain = first["metrics"]["aware-explain"]
+    assert explain["explained"] == explain["incomplete_instances"] > 0
+    assert explain["explanation_accuracy"]["mean"] == 1.0
+    assert explain["judge_prompt_tokens"] > 0
+
+
+def test_report_tables_and_paired_difference(cli: Cli, mixed: Path, tmp_path: Path) -> None:
+    flags = ("--mode", "explicit,feedback", "--include-pending")
+    _run(cli, mixed, tmp_path / "oracle", "--model", "oracle", *flags)
+    _run(cli, mixed, tmp_path / "yes", "--model", "always-yes", *flags)
+    code, stdout, _ = cli("report", str(tmp_path / "yes"))
+    assert code == 0
+    assert "explicit-0shot" in stdout and "slot_removal" in stdout and "task:home_search" in stdout
+    assert "feedback: accuracy per scenario" in stdout and "[" in stdout
+    code, stdout, _ = cli("report", str(tmp_path / "yes"), str(tmp_path / "oracle"))
+    assert code == 0 and "paired difference" in stdout
+    code, stdout, _ = cli("report", "--json", str(tmp_path / "yes"), str(tmp_path / "oracle"))
+    data = json.loads(stdout)
+    diff = {(d["task"], d["source"], d["manipulation"]): d for d in data["difference"]}
+    acc = diff[("aware-explicit-0shot", "all", "all")]["accuracy"]
+    assert acc["mean"] > 0 and acc["low"] > 0  # oracle beats always-yes, significantly
+
+
+def test_resume_keeps_records_and_bad_input_exits_2(cli: Cli, mixed: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    _run(cli, mixed, out, "--model", "oracle", "--limit", "3")
+    before = (out / "samples.jsonl").read_bytes()
+    _run(cli, mixed, out, "--model", "oracle", "--limit", "3")
+    assert (out / "samples.jsonl").read_bytes() == before  # nothing redone, nothing duplicated
+    code, _, stderr = cli("aware", "run", str(mixed), "--model", "oracle", "--mode", "explicitt")
+    assert code == 2 and "did you mean" in stderr
+    code, _, stderr = cli("aware", "run", str(mixed), "--model", "oracle", "--shots", "3")
+    assert code == 2 and "--shots" in stderr
+    code, _, stderr = cli("aware", "run", str(mixed), "--model", "oracle", "--mode", "explain")
+    assert code == 2 and "--judge" in stderr
+    code, _, stderr = cli("aware", "run", str(tmp_path / "nope.jsonl"), "--model", "oracle")
+    assert code == 2 and "nope.jsonl" in stderr
+
+
+def test_prompt_shows_the_messages(cli: Cli, mixed: Path) -> None:
+    code, stdout, _ = cli("aware", "prompt", str(mixed), "--mode", "explicit", "--shots", "2")
+    assert code == 0 and "Answer Yes or No." in stdout and stdout.count("assistant") >= 2
+    code, stdout, _ = cli("aware", "prompt", str(mixed), "--mode", "tools")
+    assert code == 0 and '"type": "function"' in stdout
