@@ -162,3 +162,55 @@ def test_prompt_shows_the_messages(cli: Cli, mixed: Path) -> None:
     assert code == 0 and "Answer Yes or No." in stdout and stdout.count("assistant") >= 2
     code, stdout, _ = cli("aware", "prompt", str(mixed), "--mode", "tools")
     assert code == 0 and '"type": "function"' in stdout
+
+
+def test_explanations_judged_and_compared_with_hand_labels(
+    cli: Cli, mixed: Path, tmp_path: Path
+) -> None:
+    from toolbench.aware.evaluate.run import evaluated, limited_families
+    from toolbench.aware.schema import read_instances
+
+    chosen = limited_families(evaluated(read_instances(mixed), include_pending=True), 2)
+    incomplete = [i.id for i in chosen if i.label == "incomplete"]
+    assert len(incomplete) >= 2
+    answers, verdicts, labels = [], [], []
+    for n, iid in enumerate(incomplete):
+        said_no = n != len(incomplete) - 1  # the last one is (wrongly) answered Yes
+        answers.append({"id": iid, "prediction": "No" if said_no else "Yes"})
+        answers.append({"id": f"{iid}#explain", "prediction": "The location is missing."})
+        verdicts.append({"id": f"{iid}#judge", "prediction": "Correct" if n == 0 else "Incorrect"})
+        labels.append({"id": iid, "correct": True})
+    for name, lines in (("model", answers), ("judge", verdicts), ("labels", labels)):
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    info = _run(
+        cli, mixed, tmp_path / "run", "--model", f"replay:{tmp_path / 'model.jsonl'}",
+        "--judge", f"replay:{tmp_path / 'judge.jsonl'}", "--mode", "explain", "--limit", "2",
+        "--include-pending", "--judge-labels", str(tmp_path / "labels.jsonl"),
+    )  # fmt: skip
+    explain = info["metrics"]["aware-explain"]
+    explained = len(incomplete) - 1
+    assert explain["incomplete_instances"] == len(incomplete)
+    assert explain["explained"] == explained
+    assert explain["explanation_accuracy"]["mean"] == pytest.approx(1 / explained)
+    code, stdout, _ = cli("report", str(tmp_path / "run"))
+    assert code == 0 and "judge vs hand labels" in stdout
+    assert f"agreement {1 / explained:.3f}" in stdout
+
+
+def test_malformed_implicit_call_is_wrong_not_abstention(
+    cli: Cli, mixed: Path, tmp_path: Path
+) -> None:
+    from toolbench.aware.evaluate.run import evaluated, limited_families
+    from toolbench.aware.schema import read_instances
+
+    chosen = limited_families(evaluated(read_instances(mixed), include_pending=True), 1)
+    lines = [{"id": i.id, "prediction": "API-Request: [search(location='Austin'"} for i in chosen]
+    (tmp_path / "m.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    info = _run(
+        cli, mixed, tmp_path / "run", "--model", f"replay:{tmp_path / 'm.jsonl'}",
+        "--mode", "implicit", "--limit", "1", "--include-pending",
+    )  # fmt: skip
+    row = _all_row(info, "implicit")
+    assert row["accuracy"] == 0.0 and row["recall"] == 0.0  # never counted as abstaining
+    records = read_records(tmp_path / "run")
+    assert {r["details"]["bucket"] for r in records} == {"unparseable"}

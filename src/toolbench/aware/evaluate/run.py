@@ -132,7 +132,7 @@ def prepare(config: AwareConfig, options: ModelOptions, cache_dir: Path | None) 
 
     instances = evaluated(read_instances(config.dataset), config.include_pending)
     if config.limit is not None:
-        instances = _limited(instances, config.limit)
+        instances = limited_families(instances, config.limit)
     if not instances:
         raise UserError(
             f"{config.dataset}: no instances to evaluate (only accepted ones are, unless "
@@ -161,7 +161,7 @@ def prepare(config: AwareConfig, options: ModelOptions, cache_dir: Path | None) 
     return Prepared(instances, items, demos, model, judge, labels, notes)
 
 
-def _limited(instances: list[Instance], limit: int) -> list[Instance]:
+def limited_families(instances: list[Instance], limit: int) -> list[Instance]:
     """The first ``limit`` families in file order (a complete instance with its twins, or a
     twinless instance): pairs are never split, so every metric stays defined."""
     order: list[str] = []
