@@ -214,3 +214,21 @@ def test_malformed_implicit_call_is_wrong_not_abstention(
     assert row["accuracy"] == 0.0 and row["recall"] == 0.0  # never counted as abstaining
     records = read_records(tmp_path / "run")
     assert {r["details"]["bucket"] for r in records} == {"unparseable"}
+
+
+def test_infra_errors_are_left_out_and_retried(cli: Cli, mixed: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    flags = ["aware", "run", str(mixed), "--out", str(out), "--limit", "2", "--max-retries", "0"]
+    with FakeOpenAIServer(answer="No", fail_always=True) as server:
+        model = ["--model", "openai:fake", "--base-url", server.base_url]
+        code, stdout, _ = cli(*flags, *model)
+        assert code == 3 and "infra errors" in stdout
+        info = read_run_info(out)
+        assert info["status"] == "incomplete" and "aware-explicit-0shot" not in info["metrics"]
+        server.fail_always = False
+        code, _, _ = cli(*flags, *model)
+    assert code == 0
+    records = read_records(out)
+    assert {r["status"] for r in records} == {"scored"}
+    assert len(records) == len({r["id"] for r in records})  # retried, never duplicated
+    assert (out / "attempts.jsonl").is_file()
