@@ -4,7 +4,9 @@ Record tasks are ``explicit-<k>shot``, ``implicit``, ``tools``, ``feedback`` and
 Each item knows its expected answer ("yes": the APIs can be invoked now; "no": they cannot)
 and its report groups: an incomplete instance belongs to its manipulation, a complete one to
 the manipulation of each of its evaluated twins (as the paper, which scores each manipulation
-on the manipulated instances together with their originals).
+on the manipulated instances together with their originals). ``evaluated`` picks the instances
+a run (or the human baseline) evaluates at all, by review status; it lives here, away from the
+run machinery, so that light callers need not import the task registry.
 """
 
 from __future__ import annotations
@@ -59,6 +61,12 @@ def parse_shots(text: str) -> tuple[int, ...]:
     if not shots or any(s < 0 or s % 2 for s in shots):
         raise UserError(f"--shots {text}: expected comma-separated even numbers, e.g. 0,4")
     return shots
+
+
+def evaluated(instances: Sequence[Instance], include_pending: bool) -> list[Instance]:
+    """Accepted instances (plus pending ones on request); rejected ones never."""
+    allowed = {"accepted", "pending"} if include_pending else {"accepted"}
+    return [i for i in instances if i.verification.status in allowed]
 
 
 def report_groups(instances: Sequence[Instance]) -> dict[str, tuple[str, ...]]:

@@ -13,7 +13,6 @@ import hashlib
 import json
 import sys
 import time
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from toolbench import __version__
 from toolbench.aware.evaluate.baselines import AlwaysModel, RandomModel, SimilarityModel
 from toolbench.aware.evaluate.demos import DemoPool
-from toolbench.aware.evaluate.items import Item, build_items
+from toolbench.aware.evaluate.items import Item, build_items, evaluated
 from toolbench.aware.evaluate.prompts import PROMPT_VERSION
 from toolbench.aware.evaluate.solve import Settings, solve
 from toolbench.aware.evaluate.summary import summary_metrics
@@ -81,12 +80,6 @@ def fingerprint(config: AwareConfig) -> str:
     }
     text = json.dumps(material, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def evaluated(instances: Sequence[Instance], include_pending: bool) -> list[Instance]:
-    """Accepted instances (plus pending ones on request); rejected ones never."""
-    allowed = {"accepted", "pending"} if include_pending else {"accepted"}
-    return [i for i in instances if i.verification.status in allowed]
 
 
 def load_judge_labels(path: Path | None) -> dict[str, bool]:
