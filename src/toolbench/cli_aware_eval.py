@@ -138,7 +138,11 @@ def _human(args: argparse.Namespace, console: Console) -> int:
         seed=args.seed,
         include_pending=args.include_pending,
     )
-    if not args.report:
+    if args.report:
+        session.render_results(console)
+    else:
+        # Scores are not shown to annotators: seeing a running accuracy could change how they
+        # answer. Whoever runs the study reads them with --report.
         session.annotate(args.annotator or getpass.getuser(), console)
-    session.render_results(console)
+        console.print("answers saved; 'toolbench aware human ... --report' shows the results")
     return 0
