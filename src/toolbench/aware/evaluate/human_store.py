@@ -16,15 +16,14 @@ message saying which options the answers were started with. Kept apart from the 
 from __future__ import annotations
 
 import sqlite3
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from toolbench.aware.review.store import BUSY_TIMEOUT_MS, DEFAULT_LEASE_S
+from toolbench.aware.eventlog import EventLog
+from toolbench.aware.review.store import DEFAULT_LEASE_S
 from toolbench.errors import UserError
 
 DB_SUFFIX = ".human.sqlite"
@@ -112,12 +111,14 @@ class Given:
     created_at: float
 
 
-class AnswerStore:
+class AnswerStore(EventLog):
     """The answer log and work leases of one sample (see the module docstring).
 
     ``order`` is the sample's ids in presentation order; ``meta`` is recorded when the file is
     created and its ``sample_digest`` must match on every later open. ``clock`` is for tests.
     """
+
+    what = "human answers"
 
     def __init__(
         self,
@@ -127,45 +128,11 @@ class AnswerStore:
         *,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.path = Path(path)
+        super().__init__(path)
         self.order = list(order)
         self._ids = frozenset(order)
         self._clock = clock
-        self._lock = threading.RLock()
-        self._conn: sqlite3.Connection | None = None
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(
-                self.path,
-                timeout=BUSY_TIMEOUT_MS / 1000,
-                isolation_level=None,  # autocommit; transactions are explicit and short
-                check_same_thread=False,
-            )
-            self._conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            self._enable_wal()
-            self._conn.execute("PRAGMA synchronous = NORMAL")
-            self._init_schema(meta)
-        except sqlite3.DatabaseError as error:
-            self.close()
-            raise UserError(
-                f"{self.path}: cannot open the human answers ({error}); pass another file with --db"
-            ) from None
-        except BaseException:
-            self.close()
-            raise
-
-    def _enable_wal(self) -> None:
-        # A fresh file needs an exclusive lock to switch to WAL, and SQLite reports BUSY here
-        # without consulting the busy handler when annotators start together: retry.
-        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-        while True:
-            try:
-                self._db().execute("PRAGMA journal_mode = WAL")
-                return
-            except sqlite3.OperationalError as error:
-                if "locked" not in str(error) or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.01)
+        self._open(lambda: self._init_schema(meta))
 
     def _init_schema(self, meta: dict[str, str]) -> None:
         with self._write() as conn:
@@ -185,38 +152,6 @@ class AnswerStore:
                 return
         if rows.get("sample_digest") != meta["sample_digest"]:
             raise UserError(_mismatch(self.path, rows, meta))
-
-    # ---- plumbing ----
-
-    def _db(self) -> sqlite3.Connection:
-        if self._conn is None:
-            raise RuntimeError("the answer store is closed")
-        return self._conn
-
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """One short write transaction, taking the write lock up front (no upgrade deadlocks)."""
-        with self._lock:
-            conn = self._db()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-
-    def close(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
-
-    def __enter__(self) -> AnswerStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def _check(self, instance_id: str, annotator: str) -> None:
         if instance_id not in self._ids:
@@ -404,19 +339,6 @@ class AnswerStore:
             )
             for seq, iid, who, action, answer, seconds, at, undoes in rows
         ]
-
-    def last_seq(self) -> int:
-        with self._lock:
-            row = self._db().execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()
-        return int(row[0])
-
-    def meta(self) -> dict[str, str]:
-        with self._lock:
-            return dict(self._db().execute("SELECT key, value FROM meta").fetchall())
-
-    def journal_mode(self) -> str:
-        with self._lock:
-            return str(self._db().execute("PRAGMA journal_mode").fetchone()[0])
 
 
 def _mismatch(path: Path, recorded: dict[str, str], wanted: dict[str, str]) -> str:

@@ -26,20 +26,18 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from toolbench.aware.eventlog import EventLog
 from toolbench.errors import UserError
 
 DB_SUFFIX = ".review.sqlite"
 DEFAULT_LEASE_S = 600.0
 #: How long a write waits for another process's transaction before failing.
-BUSY_TIMEOUT_MS = 30_000
 
 Action = Literal["accept", "reject", "skip", "undo"]
 DecisionStatus = Literal["accepted", "rejected"]
@@ -123,7 +121,7 @@ def ids_digest(instance_ids: Sequence[str]) -> str:
     return hashlib.sha256(material.encode("utf-8")).hexdigest()
 
 
-class ReviewStore:
+class ReviewStore(EventLog):
     """The decision log and work leases of one dataset.
 
     One object may be shared by threads (a lock serialises its connection); each process opens
@@ -132,6 +130,8 @@ class ReviewStore:
     ``create=False`` turns a missing file into a ``UserError`` (for readers such as export,
     which must not leave an empty database behind). ``clock`` exists for tests of lease expiry.
     """
+
+    what = "review decisions"
 
     def __init__(
         self,
@@ -142,52 +142,17 @@ class ReviewStore:
         create: bool = True,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.path = Path(path)
+        super().__init__(path)
         self._ids = frozenset(instance_ids)
         self._clock = clock
-        self._lock = threading.RLock()
         if not create and not self.path.is_file():
             raise UserError(
                 f"{self.path}: no review decisions found (review the dataset first, or pass "
                 "the decisions file explicitly)"
             )
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn: sqlite3.Connection | None = sqlite3.connect(
-                self.path,
-                timeout=BUSY_TIMEOUT_MS / 1000,
-                isolation_level=None,  # autocommit; transactions are explicit and short
-                check_same_thread=False,
-            )
-            self._conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            self._enable_wal()
-            self._conn.execute("PRAGMA synchronous = NORMAL")
-            self._init_schema(dataset, ids_digest(list(self._ids)))
-        except sqlite3.DatabaseError as error:
-            self.close()
-            raise UserError(
-                f"{self.path}: cannot open the review decisions ({error}); "
-                "pass another file with --db"
-            ) from None
-        except BaseException:
-            self.close()
-            raise
+        self._open(lambda: self._init_schema(dataset, ids_digest(list(self._ids))))
 
     # ---- setup ----
-
-    def _enable_wal(self) -> None:
-        # Switching a fresh file to WAL needs an exclusive lock; when several reviewers open a
-        # new store at the same moment one of them can get SQLITE_BUSY here without the busy
-        # handler being consulted, so retry for as long as a write would have waited.
-        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-        while True:
-            try:
-                self._db().execute("PRAGMA journal_mode = WAL")
-                return
-            except sqlite3.OperationalError as error:
-                if "locked" not in str(error) or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.01)
 
     def _init_schema(self, dataset: Path | None, digest: str) -> None:
         with self._write() as conn:
@@ -214,38 +179,6 @@ class ReviewStore:
                 f"{dataset or 'this dataset'}; pass a different decisions file (--db) or "
                 "delete this one to start over"
             )
-
-    # ---- plumbing ----
-
-    def _db(self) -> sqlite3.Connection:
-        if self._conn is None:
-            raise RuntimeError("the review store is closed")
-        return self._conn
-
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """One short write transaction, taking the write lock up front (no upgrade deadlocks)."""
-        with self._lock:
-            conn = self._db()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-
-    def close(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
-
-    def __enter__(self) -> ReviewStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def _check_id(self, instance_id: str) -> None:
         if instance_id not in self._ids:
@@ -469,18 +402,3 @@ class ReviewStore:
             )
             for seq, iid, who, action, reasons, note, created_at, undoes in rows
         ]
-
-    def last_seq(self) -> int:
-        """The newest event's seq (0 when empty); a session remembers it to count its own work."""
-        with self._lock:
-            row = self._db().execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()
-        return int(row[0])
-
-    def meta(self) -> dict[str, str]:
-        """What the store recorded at creation: dataset path, ids digest and count."""
-        with self._lock:
-            return dict(self._db().execute("SELECT key, value FROM meta").fetchall())
-
-    def journal_mode(self) -> str:
-        with self._lock:
-            return str(self._db().execute("PRAGMA journal_mode").fetchone()[0])
