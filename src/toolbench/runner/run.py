@@ -161,14 +161,7 @@ def execute(
         digests = {p.task.name: p.data.digest for p in prepared}
         fingerprint = config.fingerprint(digests)
         folder = choose_folder(config, fingerprint, out, runs_dir)
-        store = RunStore(folder)
-        previous: dict[str, Any] = {}
-        if store.exists():
-            store.check_fingerprint(fingerprint)
-            previous = read_run_info(folder)
-        done = store.prepare_resume()
-        if done:
-            console.print(f"[dim]resuming {folder}: {len(done)} records already done[/dim]")
+        store, previous, done = open_run(folder, fingerprint, console)
         info = _base_info(config, fingerprint, prepared, previous)
         store.write_info(info)
         stats = SessionStats()
@@ -237,7 +230,6 @@ def _run_with_progress(
 def _base_info(
     config: RunConfig, fingerprint: str, prepared: list[PreparedTask], previous: dict[str, Any]
 ) -> dict[str, Any]:
-    now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     return {
         "toolbench_version": __version__,
         "status": "running",
@@ -254,13 +246,7 @@ def _base_info(
             }
             for p in prepared
         },
-        "timing": {
-            "started": previous.get("timing", {}).get("started", now),
-            "sessions": previous.get("timing", {}).get("sessions", 0) + 1,
-            "elapsed_s": previous.get("timing", {}).get("elapsed_s", 0.0),
-        },
-        "tokens": previous.get("tokens", {"prompt": 0, "completion": 0}),
-        "model_calls": previous.get("model_calls", {"live": 0, "cached": 0}),
+        **carried_totals(previous),
     }
 
 
@@ -288,6 +274,48 @@ def finish_info(
         if epochs > 1:
             info["metrics_spread"][p.task.name] = spread
         info["counts"][p.task.name] = counts_of(task_records)
+    add_session(info, stats)
+    total = sum(len(p.samples) for p in prepared) * epochs
+    finished = sum(c["scored"] + c["model_error"] for c in info["counts"].values())
+    if status == "complete" and finished < total:
+        status = "incomplete"  # infra errors remain; rerun the command to retry them
+    info["status"] = status
+    return info
+
+
+def open_run(
+    folder: Path, fingerprint: str, console: Console
+) -> tuple[RunStore, dict[str, Any], dict[tuple[str, str, int], dict[str, Any]]]:
+    """The run folder's store, its previous run.json (empty if new) and the finished records;
+    a folder holding another configuration is refused (``UserError``)."""
+    store = RunStore(folder)
+    previous: dict[str, Any] = {}
+    if store.exists():
+        store.check_fingerprint(fingerprint)
+        previous = read_run_info(folder)
+    done = store.prepare_resume()
+    if done:
+        console.print(f"[dim]resuming {folder}: {len(done)} records already done[/dim]")
+    return store, previous, done
+
+
+def carried_totals(previous: dict[str, Any]) -> dict[str, Any]:
+    """The run.json totals a resumed run continues from (fresh ones for a new run)."""
+    now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    timing = previous.get("timing", {})
+    return {
+        "timing": {
+            "started": timing.get("started", now),
+            "sessions": timing.get("sessions", 0) + 1,
+            "elapsed_s": timing.get("elapsed_s", 0.0),
+        },
+        "tokens": previous.get("tokens", {"prompt": 0, "completion": 0}),
+        "model_calls": previous.get("model_calls", {"live": 0, "cached": 0}),
+    }
+
+
+def add_session(info: dict[str, Any], stats: SessionStats) -> None:
+    """Add this session's time, tokens and model calls to the run's totals (in place)."""
     timing = dict(info["timing"])
     timing["finished"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     timing["elapsed_s"] = round(float(timing.get("elapsed_s", 0.0)) + stats.elapsed_s, 3)
@@ -303,9 +331,3 @@ def finish_info(
         "live": info["model_calls"]["live"] + stats.model_calls - stats.cached_calls,
         "cached": info["model_calls"]["cached"] + stats.cached_calls,
     }
-    total = sum(len(p.samples) for p in prepared) * epochs
-    finished = sum(c["scored"] + c["model_error"] for c in info["counts"].values())
-    if status == "complete" and finished < total:
-        status = "incomplete"  # infra errors remain; rerun the command to retry them
-    info["status"] = status
-    return info

@@ -8,7 +8,6 @@ resume, infra-error retry and ``toolbench report`` work the same way; ``run.json
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import hashlib
 import json
 import sys
@@ -31,8 +30,17 @@ from toolbench.aware.schema import Instance, read_instances
 from toolbench.errors import UserError
 from toolbench.models.base import Model, ModelOptions
 from toolbench.runner.engine import SessionStats
-from toolbench.runner.run import RateColumn, RunResult, folder_for, redact_command, slug
-from toolbench.runner.store import RunStore, read_records, read_run_info
+from toolbench.runner.run import (
+    RateColumn,
+    RunResult,
+    add_session,
+    carried_totals,
+    folder_for,
+    open_run,
+    redact_command,
+    slug,
+)
+from toolbench.runner.store import RunStore, read_records
 
 KIND = "aware"
 
@@ -205,14 +213,7 @@ def execute_aware(
     print_ = fingerprint(config)
     prefix = f"aware-{slug(config.dataset.stem)}-{slug(config.model)}-"
     folder = folder_for(prefix, print_, out, runs_dir)
-    store = RunStore(folder)
-    previous: dict[str, Any] = {}
-    if store.exists():
-        store.check_fingerprint(print_)
-        previous = read_run_info(folder)
-    done = store.prepare_resume()
-    if done:
-        console.print(f"[dim]resuming {folder}: {len(done)} records already done[/dim]")
+    store, previous, done = open_run(folder, print_, console)
     info = _base_info(config, print_, prepared, previous)
     store.write_info(info)
     stats, status = SessionStats(), "failed"
@@ -295,7 +296,6 @@ def _count(stats: SessionStats, record: dict[str, Any]) -> None:
 def _base_info(
     config: AwareConfig, print_: str, prepared: Prepared, previous: dict[str, Any]
 ) -> dict[str, Any]:
-    now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     cfg = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()}
     return {
         "toolbench_version": __version__,
@@ -313,13 +313,7 @@ def _base_info(
         },
         "baseline": prepared.notes,
         "judge_labels": prepared.judge_labels,
-        "timing": {
-            "started": previous.get("timing", {}).get("started", now),
-            "sessions": previous.get("timing", {}).get("sessions", 0) + 1,
-            "elapsed_s": previous.get("timing", {}).get("elapsed_s", 0.0),
-        },
-        "tokens": previous.get("tokens", {"prompt": 0, "completion": 0}),
-        "model_calls": previous.get("model_calls", {"live": 0, "cached": 0}),
+        **carried_totals(previous),
     }
 
 
@@ -330,18 +324,7 @@ def _finish_info(
     wanted = {(f"aware-{i.task}", i.id) for i in prepared.items}
     records = [r for r in read_records(folder) if (r["task"], r["id"]) in wanted]
     info["metrics"], info["counts"] = summary_metrics(records)
-    timing = dict(info["timing"])
-    timing["finished"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    timing["elapsed_s"] = round(float(timing.get("elapsed_s", 0.0)) + stats.elapsed_s, 3)
-    info["timing"] = timing
-    info["tokens"] = {
-        "prompt": info["tokens"]["prompt"] + stats.prompt_tokens,
-        "completion": info["tokens"]["completion"] + stats.completion_tokens,
-    }
-    info["model_calls"] = {
-        "live": info["model_calls"]["live"] + stats.model_calls - stats.cached_calls,
-        "cached": info["model_calls"]["cached"] + stats.cached_calls,
-    }
+    add_session(info, stats)
     finished = sum(1 for r in records if r["status"] != "infra_error")
     if status == "complete" and finished < len(prepared.items):
         status = "incomplete"
