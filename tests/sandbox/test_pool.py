@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import threading
 from pathlib import Path
 
@@ -27,11 +28,28 @@ def _check(i: int, result: ExecResult) -> None:
     assert result.state == {"location": f"City {i}", "buy_or_rent": "rent", "num_beds": i}
 
 
-def _worker_pid(pool: SandboxPool) -> int:
-    result = pool.run(probe_world, "")
-    assert result.ok, result
-    pid: int = result.state["pid"]
-    return pid
+def _worker_pids(pool: SandboxPool) -> set[int]:
+    """Host pids of the pool's worker processes (their templates' sandboxes)."""
+    assert pool.run(probe_world, "").ok
+    return {worker.proc.pid for worker in pool._res.live}
+
+
+def _descendants(pid: int) -> list[int]:
+    """Host pids of every process below ``pid`` (the template inside the namespaces)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
 
 
 def test_threads_get_their_own_results(pool: SandboxPool) -> None:
@@ -85,11 +103,11 @@ def test_context_manager_closes() -> None:
 
 def test_timeout_in_python_keeps_the_worker() -> None:
     with SandboxPool(workers=1, limits=FAST_LIMITS) as sandbox:
-        before = _worker_pid(sandbox)
+        before = _worker_pids(sandbox)
         result = sandbox.run(home_world, "while True:\n    pass")
         assert (result.kind, result.error) == ("timeout", "timeout: program ran longer than 0.5 s")
         assert 0.4 < result.duration_s < 1.5
-        assert _worker_pid(sandbox) == before
+        assert _worker_pids(sandbox) == before
 
 
 def test_cpu_limit_is_separate_from_wall_limit() -> None:
@@ -101,27 +119,43 @@ def test_cpu_limit_is_separate_from_wall_limit() -> None:
         )
 
 
-def test_stuck_worker_is_killed_and_replaced() -> None:
+def test_program_stuck_in_c_code_is_killed_by_its_template() -> None:
+    """Its program process is killed at the deadline; the worker (template) stays."""
     with SandboxPool(workers=1, limits=FAST_LIMITS) as sandbox:
-        before = _worker_pid(sandbox)
+        before = _worker_pids(sandbox)
         result = sandbox.run(trouble_world, "hang()")
         assert (result.ok, result.kind) == (False, "timeout")
         assert result.error == "timeout: program ran longer than 0.5 s"
-        assert not Path(f"/proc/{before}").exists()  # killed and reaped
-        assert _worker_pid(sandbox) != before
+        assert result.duration_s < 1.5
+        assert _worker_pids(sandbox) == before
+        _check(3, sandbox.run(home_world, _program(3)))
+
+
+def test_stuck_worker_is_killed_and_replaced() -> None:
+    """A worker that stops answering altogether is killed and replaced by the parent."""
+    with SandboxPool(workers=1, limits=FAST_LIMITS) as sandbox:
+        before = _worker_pids(sandbox)
+        (worker,) = sandbox._res.live
+        for pid in _descendants(worker.proc.pid):
+            os.kill(pid, signal.SIGSTOP)
+        result = sandbox.run(home_world, _program(3))
+        assert (result.ok, result.kind) == (False, "timeout")
+        assert not Path(f"/proc/{next(iter(before))}").exists()  # killed and reaped
+        assert _worker_pids(sandbox) != before
         _check(3, sandbox.run(home_world, _program(3)))
 
 
 @pytest.mark.parametrize(
     ("call", "reason"), [("exit()", "exited with status 3"), ("segfault()", "SIGSEGV")]
 )
-def test_dead_worker_is_reported_and_replaced(call: str, reason: str) -> None:
+def test_dead_program_process_is_reported(call: str, reason: str) -> None:
     with SandboxPool(workers=1, limits=FAST_LIMITS) as sandbox:
-        before = _worker_pid(sandbox)
+        before = _worker_pids(sandbox)
         result = sandbox.run(trouble_world, call)
         assert (result.ok, result.kind) == (False, "worker_died")
         assert reason in (result.error or "")
-        assert _worker_pid(sandbox) != before
+        assert "program process" in (result.error or "")
+        assert _worker_pids(sandbox) == before
         _check(4, sandbox.run(home_world, _program(4)))
 
 
@@ -130,11 +164,8 @@ def test_worker_is_locked_down(monkeypatch: pytest.MonkeyPatch) -> None:
     with SandboxPool(workers=1, limits=FAST_LIMITS) as sandbox:
         facts = sandbox.run(probe_world, "").state
     assert set(facts["env"]) <= {
-        "LANG",
-        "LC_ALL",
-        "PYTHONHASHSEED",
-        "PYTHONDONTWRITEBYTECODE",
-        "PYTHONIOENCODING",
+        *("LANG", "LC_ALL", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE", "PYTHONIOENCODING"),
+        *("HOME", "TMPDIR", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"),
     }
     assert facts["cwd"] != os.getcwd()
     assert facts["cwd_entries"] == []

@@ -60,8 +60,10 @@ def _worker_facts() -> dict[str, Any]:
 
 
 def probe_world() -> World:
-    """The state is a description of the worker process itself."""
-    return World(namespace={}, snapshot=_worker_facts)
+    """The state is a description of the program process, taken when the world is built
+    (trusted code, before the program runs: the snapshot itself runs under the fence)."""
+    facts = _worker_facts()
+    return World(namespace={}, snapshot=lambda: facts)
 
 
 def _hang() -> None:
@@ -80,9 +82,10 @@ def _segfault() -> None:
 
 def trouble_world() -> World:
     """``hang()``, ``exit()`` and ``segfault()`` break the worker in the ways C code can."""
+    facts = _worker_facts()
     return World(
         namespace={"hang": _hang, "exit": _exit, "segfault": _segfault},
-        snapshot=_worker_facts,
+        snapshot=lambda: facts,
     )
 
 

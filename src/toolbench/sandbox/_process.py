@@ -1,29 +1,43 @@
-"""One sandbox worker process, as the parent sees it: start it, talk to it, kill it.
+"""One sandbox worker, as the parent sees it: start it (isolated), talk to it, kill it.
 
 Workers are fresh interpreters started by fork+exec (``subprocess``), never a bare fork of the
-harness, which runs threads and asyncio. We use ``subprocess`` rather than
-``multiprocessing.Process`` because spawn would hand the worker our environment (API keys) and
-re-run the harness's ``__main__`` inside it. Here a worker gets a clean environment, an empty
-read-only working directory, its own session (the terminal's Ctrl-C is not for it) and the
-parent's ``sys.path``, and talks over a ``multiprocessing`` socket ``Connection``. Only small
-byte strings cross it, and replies are read with a size cap and never unpickled.
+harness, which runs threads and asyncio. A worker gets a clean environment (no API keys), an
+empty read-only working directory, its own session (the terminal's Ctrl-C is not for it), the
+parent's ``sys.path``, and, where the machine allows, its own namespaces (``isolation.py``). It
+talks over one socket ``Connection``; the parent reads every message with a size cap, never
+unpickles anything, and follows the protocol strictly (``_protocol.py``): a worker that says
+anything unexpected, too much, too late or too often is killed and replaced, and only that
+program's result suffers.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import select
 import signal
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from multiprocessing import Pipe
 from multiprocessing.connection import Connection
+from typing import Any
 
-from toolbench.sandbox._protocol import FAILED, IMPORTED, LOADING, READY
+from toolbench.sandbox._protocol import (
+    FAILED,
+    FILE,
+    LOADING,
+    PROGRAM,
+    READY,
+    ProtocolError,
+)
+from toolbench.sandbox.files import MAX_FILE_BYTES
+from toolbench.sandbox.isolation import Isolation, wrap_command
 from toolbench.sandbox.limits import Limits
 
 
@@ -40,7 +54,7 @@ conn = Connection(os.dup(0))
 try:
     config = json.loads(sys.argv[1])
     sys.path[:] = config["path"]
-    from toolbench.sandbox._worker import main
+    from toolbench.sandbox._template import main
 except BaseException as exc:
     conn.send_bytes(b"E" + repr(exc).encode("utf-8", "replace"))
     raise SystemExit(1)
@@ -48,33 +62,77 @@ main(conn, config)
 """
 
 
+def _environment(workdir: str) -> dict[str, str]:
+    return {
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "PYTHONHASHSEED": "0",  # reproducible set/dict-of-str order across workers
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONIOENCODING": "utf-8",
+        "HOME": workdir,
+        "TMPDIR": "/tmp" if workdir.startswith("/sandbox") else workdir,
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
+
+
+_spawner: ThreadPoolExecutor | None = None
+_spawner_lock = threading.Lock()
+
+
+def _spawn(argv: list[str], **options: Any) -> subprocess.Popen[bytes]:
+    """``Popen`` from one thread that lives as long as the process: bubblewrap's
+    --die-with-parent fires when the thread that started it ends, not the process."""
+    global _spawner
+    with _spawner_lock:
+        if _spawner is None:
+            _spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sandbox-spawn")
+    return _spawner.submit(subprocess.Popen, argv, **options).result()
+
+
+@functools.cache
+def _libraries() -> dict[str, str]:
+    if not sys.platform.startswith("linux"):
+        return {}
+    from toolbench.sandbox.seccomp_filter import library_names
+
+    return library_names()
+
+
 class WorkerProcess:
     """One worker process and our end of its socket."""
 
-    def __init__(self, limits: Limits, workdir: str) -> None:
+    def __init__(
+        self,
+        limits: Limits,
+        workdir: str,
+        isolation: Isolation,
+        code_dirs: list[str],
+        masked: list[str],
+        network: bool = False,
+    ) -> None:
         ours, theirs = Pipe(duplex=True)
         path = [os.path.abspath(p) for p in sys.path if isinstance(p, str)]
-        config = {"limits": asdict(limits), "path": path}
-        env = {
-            "LANG": "C.UTF-8",
-            "LC_ALL": "C.UTF-8",
-            "PYTHONHASHSEED": "0",  # reproducible set/dict-of-str order across workers
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTHONIOENCODING": "utf-8",
-            "HOME": workdir,
-            "TMPDIR": workdir,
-            "OPENBLAS_NUM_THREADS": "1",
-            "OMP_NUM_THREADS": "1",
-            "MKL_NUM_THREADS": "1",
+        config = {
+            "limits": asdict(limits),
+            "path": path,
+            "seccomp": isolation.level != "none",
+            "libraries": _libraries(),
         }
+        argv = [sys.executable, "-s", "-c", _BOOT, json.dumps(config)]
+        cwd = workdir
+        if isolation.namespaces:
+            argv = wrap_command(isolation.bwrap, argv, code_dirs, masked, network=network)
+            workdir = "/sandbox"
         try:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-s", "-c", _BOOT, json.dumps(config)],
+            self.proc = _spawn(
+                argv,
                 stdin=theirs.fileno(),
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
-                cwd=workdir,
-                env=env,
+                cwd=cwd,
+                env=_environment(workdir),
                 close_fds=True,
                 start_new_session=True,  # terminal signals (Ctrl-C) go to the harness only
             )
@@ -84,24 +142,38 @@ class WorkerProcess:
         self.poller = select.poll()
         self.poller.register(ours.fileno(), select.POLLIN)
         self.max_reply = 8 * limits.max_output_bytes + 65536
+        self.max_stdout = limits.max_output_bytes
+        self.files_sent: set[tuple[str, str]] = set()
+        self.profile: Any = None  # the pool's label of what this worker was started for
+        self.facts = self._handshake()
+
+    def _handshake(self) -> dict[str, Any]:
         try:
             reply = self.receive(time.monotonic() + STARTUP_TIMEOUT_S)
         except (EOFError, OSError):
             reply = b""  # it closed the socket: it exited
-        if reply != READY:
-            if reply is None:
-                reason = f"no answer within {STARTUP_TIMEOUT_S} s"
-            elif not reply:
-                reason = f"it {self.exit_description()}"
-            elif reply.startswith(FAILED):
-                reason = reply[1:].decode("utf-8", "replace")
-            else:
-                reason = "unexpected first message"
-            self.kill()
-            raise SandboxError(f"sandbox worker failed to start: {reason}")
+        if reply is not None and reply.startswith(READY):
+            try:
+                facts = json.loads(reply[1:])
+            except ValueError:
+                facts = None
+            if isinstance(facts, dict):
+                return facts
+        if reply is None:
+            reason = f"no answer within {STARTUP_TIMEOUT_S} s"
+        elif not reply:
+            reason = f"it {self.exit_description()}"
+        elif reply.startswith(FAILED):
+            reason = reply[1:].decode("utf-8", "replace")[:500]
+        else:
+            reason = "unexpected first message"
+        self.kill()
+        raise SandboxError(f"sandbox worker failed to start: {reason}")
 
     def receive(self, deadline: float) -> bytes | None:
-        """The next message, or None if none came by ``deadline`` (monotonic seconds)."""
+        """The next message, or None if none came by ``deadline`` (monotonic seconds).
+
+        OSError (message over the cap), EOFError (the worker is gone)."""
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -109,23 +181,36 @@ class WorkerProcess:
             if self.poller.poll(max(1, int(remaining * 1000) + 1)):
                 return self.conn.recv_bytes(self.max_reply)
 
+    def send_file(self, path: str, content: bytes, digest: str) -> None:
+        if (path, digest) in self.files_sent:
+            return
+        if len(content) > MAX_FILE_BYTES:
+            raise SandboxError(f"{path}: too large to hand to a sandbox worker")
+        self.conn.send_bytes(FILE + path.encode("utf-8", "surrogateescape") + b"\0" + content)
+        self.files_sent.add((path, digest))
+
     def call(self, payload: bytes, budget_s: float) -> bytes | None:
-        """Send one program, return its reply or None on timeout. EOFError/OSError: it died."""
-        self.conn.send_bytes(payload)
+        """Send one program, return its reply or None on timeout.
+
+        EOFError/OSError: it died or overflowed; ProtocolError: it broke the protocol. The
+        worker may ask for import time once (``LOADING``); a second ask is a protocol error,
+        so no worker can keep a program alive by asking again and again."""
+        self.conn.send_bytes(PROGRAM + payload)
         deadline = time.monotonic() + budget_s
         loading = False
         while True:
             reply = self.receive(deadline)
-            if reply == LOADING and not loading:  # once per program, whatever the worker says
-                loading = True
-                deadline = time.monotonic() + STARTUP_TIMEOUT_S
-            elif reply == IMPORTED:
-                deadline = time.monotonic() + budget_s
-            else:
+            if reply != LOADING:
                 return reply
+            if loading:
+                raise ProtocolError("the worker asked for import time twice for one program")
+            loading = True
+            deadline = time.monotonic() + STARTUP_TIMEOUT_S + budget_s
 
     def kill(self) -> None:
         with contextlib.suppress(OSError):  # already gone
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(OSError):
             self.proc.kill()
         self.proc.wait()  # reap: no zombies
         self.conn.close()

@@ -1,9 +1,137 @@
-"""Message tags shared by the pool (parent) and its workers; see ``_worker.py`` for the protocol.
+"""The messages between the pool (parent) and a worker, and the parent's strict reading of them.
 
-Kept apart so the parent does not import the worker's code (and RestrictedPython) to speak it.
+A worker is hostile as far as the parent is concerned: whatever a program managed to do inside
+it, the parent reads at most ``max_reply`` bytes a message, accepts only the tags below, a head
+of exactly ``[kind, error, stdout]`` with known kinds and string sizes within the caps, and a
+state that is strict JSON (no NaN or Infinity), nested at most ``MAX_STATE_DEPTH`` deep, with
+integers of at most ``MAX_INT_DIGITS`` digits. Anything else is a ``ProtocolError``: the pool
+ends that program as ``worker_died`` and replaces the worker; the run goes on.
+
+    parent -> worker   b"P" <module>:<factory>[?<json args>] \\0 <program source>
+                       b"F" <path> \\0 <bytes>       (a data file a world reads, see files.py)
+    worker -> parent   b"r" <json facts>             once, when ready (seccomp applied ...)
+                       b"E" <why>                    instead of b"r": it could not start
+                       b"l"                          at most once per program: importing a
+                                                     factory's module, allow extra time
+                       b"R" <json head> \\n <state>   the program's result
 """
 
-READY = b"r"  # the worker is set up and waiting for programs
-LOADING = b"l"  # importing a factory's module: the parent allows extra time
-IMPORTED = b"i"  # import done: the program's wall clock starts now
-FAILED = b"E"  # startup failure; the rest of the message says why
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+READY = b"r"
+FAILED = b"E"
+LOADING = b"l"
+RESULT = b"R"
+PROGRAM = b"P"
+FILE = b"F"
+
+KINDS = frozenset(("ok", "rejected", "error", "timeout", "memory", "output_limit", "worker_died"))
+INTERNAL = "internal"  # the world factory (harness code) failed before the program started
+MAX_STATE_DEPTH = 32
+MAX_INT_DIGITS = 300
+MAX_ERROR_CHARS = 2_000
+
+
+class ProtocolError(ValueError):
+    """A worker said something it may not say: the parent stops trusting that worker."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    kind: str
+    error: str | None
+    stdout: str
+    state: Any
+
+
+def encode_result(kind: str, error: str | None, stdout: str = "", state: str = "") -> bytes:
+    head = json.dumps([kind, error, stdout])
+    return RESULT + (head + "\n" + state).encode("utf-8", "surrogatepass")
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ProtocolError(f"the state holds {name}, which is not JSON")
+
+
+def _checked_int(text: str) -> int:
+    digits = text.lstrip("-")
+    if len(digits) > MAX_INT_DIGITS:
+        raise ProtocolError(f"the state holds an integer of {len(digits)} digits")
+    return int(text)
+
+
+def _checked_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ProtocolError("the state holds a number too large for a float")
+    return value
+
+
+def _depth_ok(value: Any) -> bool:
+    """Iteratively: is ``value`` nested at most MAX_STATE_DEPTH containers deep?"""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (list, dict)):
+            if depth >= MAX_STATE_DEPTH:
+                return False
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return True
+
+
+def parse_state(text: str) -> Any:
+    """Strict JSON of a world state, bounded in nesting and integer size."""
+    if not text:
+        return None
+    try:
+        value = json.loads(
+            text, parse_constant=_refuse_constant, parse_int=_checked_int, parse_float=_checked_float
+        )
+    except RecursionError:
+        raise ProtocolError("the state is nested too deeply to read") from None
+    except (ValueError, TypeError) as exc:
+        if isinstance(exc, ProtocolError):
+            raise
+        raise ProtocolError(f"the state is not JSON ({type(exc).__name__})") from None
+    if not _depth_ok(value):
+        raise ProtocolError(f"the state is nested more than {MAX_STATE_DEPTH} levels deep")
+    return value
+
+
+def parse_result(message: bytes, max_stdout: int) -> Reply:
+    """The parent's reading of a b"R" message; ``ProtocolError`` for anything off-schema."""
+    if not message.startswith(RESULT):
+        raise ProtocolError(f"unexpected message tag {message[:1]!r}")
+    try:
+        text = message[1:].decode("utf-8", "strict")
+    except UnicodeDecodeError:
+        raise ProtocolError("the reply is not UTF-8") from None
+    head_text, newline, body = text.partition("\n")
+    if not newline:
+        raise ProtocolError("the reply has no head")
+    try:
+        head = json.loads(head_text, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError):
+        raise ProtocolError("the reply's head is not JSON") from None
+    if not (isinstance(head, list) and len(head) == 3):
+        raise ProtocolError("the reply's head is not [kind, error, stdout]")
+    kind, error, stdout = head
+    if kind not in KINDS and kind != INTERNAL:
+        raise ProtocolError(f"unknown result kind {str(kind)[:40]!r}")
+    if not (error is None or (isinstance(error, str) and len(error) <= MAX_ERROR_CHARS)):
+        raise ProtocolError("the reply's error is not a short string")
+    if not (isinstance(stdout, str) and len(stdout) <= max_stdout):
+        raise ProtocolError("the reply's output is not a string within the output cap")
+    if kind == "ok":
+        return Reply(kind, None, stdout, parse_state(body))
+    if body:
+        raise ProtocolError(f"a {kind!r} reply carries a state")
+    if error is None:
+        raise ProtocolError(f"a {kind!r} reply has no error message")
+    return Reply(kind, error, stdout, None)

@@ -174,6 +174,19 @@ def install() -> None:
         _installed = True
 
 
+def disarm() -> None:
+    _Fence.armed = False
+
+
+@contextmanager
+def armed() -> Iterator[None]:
+    """Refuse file, network and OS access while program code may run. Not re-entered on
+    the way out: a fenced program's exception handling stays fenced until the caller, which
+    disarms explicitly once the reply is encoded."""
+    _Fence.armed = True
+    yield
+
+
 @contextmanager
 def fence() -> Iterator[None]:
     """Refuse file, network and OS access for the duration (the program's run)."""

@@ -8,7 +8,9 @@ with httpx to a simulated service (or, opt-in, the live API). ``shlex`` is not u
 output cannot tell a quoted ``';'`` from an unquoted one and it does not know ``$(``/backticks.
 
 Every refusal is a ``CurlError`` whose message is one line that names the problem, so a
-scorer can report it; no other exception escapes ``parse_curl`` for any input string.
+scorer can report it; no other exception escapes ``parse_curl`` for any input string. What is
+accepted is also *sendable*: header values are ASCII (httpx encodes them as ASCII and would
+raise later, outside any per-sample handler) and the re-encoded URL stays under httpx's cap.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 MAX_LINE = 8_000  # characters; a curl line is short, and the cap keeps parsing cheap
 MAX_TOKENS = 64  # words in the line; enough for many -H/-d, too few to make work
+MAX_URL = 32_000  # characters of the re-encoded URL (non-ASCII grows 9x); httpx refuses 64k
 METHODS = frozenset({"GET", "POST", "DELETE", "PUT", "PATCH"})
 
 # Option name -> kind. Only these are understood; everything else is refused by name.
@@ -258,7 +261,10 @@ def _build(args: list[str], allowed_hosts: frozenset[str] | None) -> HttpRequest
     query = tuple(parse_qsl(raw_query, keep_blank_values=True))
     method = method or ("POST" if body is not None else "GET")
     payload = None if body is None else body.encode("utf-8")
-    return HttpRequest(method, scheme, host, path, query, tuple(headers), payload)
+    request = HttpRequest(method, scheme, host, path, query, tuple(headers), payload)
+    if len(request.url()) > MAX_URL:
+        raise CurlError(f"URL is too long once percent-encoded (at most {MAX_URL} characters)")
+    return request
 
 
 def _options(args: list[str]) -> Iterator[tuple[str, str, str]]:
@@ -314,7 +320,10 @@ def _header(value: str) -> tuple[str, str]:
         raise CurlError(f"header {_show(value)} is not 'Name: value'")
     if name.lower() in _REFUSED_HEADERS:
         raise CurlError(f"header {name} may not be set; it comes from the URL and body")
-    return name.lower(), content.strip(" \t")
+    content = content.strip(" \t")
+    if not content.isascii():
+        raise CurlError(f"header {name} has a non-ASCII value {_show(content)}; encode it")
+    return name.lower(), content
 
 
 def _split_url(url: str, allowed: frozenset[str] | None) -> tuple[str, str, str, str]:

@@ -11,8 +11,9 @@ the next demand. Callers get an ``ExecResult`` for anything a program does, and 
 from __future__ import annotations
 
 import contextlib
-import json
+import functools
 import os
+import sys
 import shutil
 import tempfile
 import threading
@@ -24,14 +25,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from toolbench.sandbox import isolation
 from toolbench.sandbox._process import SandboxError, WorkerProcess
+from toolbench.sandbox._protocol import INTERNAL, KINDS, ProtocolError, parse_result
+from toolbench.sandbox.files import FILES_HOOK, FileCache
 from toolbench.sandbox.limits import Limits
-from toolbench.sandbox.world import WorldFactory, factory_ref
+from toolbench.sandbox.world import NETWORK_FLAG, WorldFactory, factory_function, factory_ref
 
 DEFAULT_LIMITS = Limits()
-KINDS = frozenset(("ok", "rejected", "error", "timeout", "memory", "output_limit", "worker_died"))
 MAX_PROGRAM_CHARS = 100_000
-GRACE_S = 0.5  # the worker's own wall timer gets this long to answer before we kill it
+GRACE_S = 1.0  # the worker's own timers and its template's kill get this long before ours
 
 __all__ = ["ExecResult", "SandboxError", "SandboxPool"]
 
@@ -108,8 +111,9 @@ class SandboxPool:
     """Runs programs in up to ``workers`` processes (default: one per CPU), started lazily.
 
     ``run`` is thread-safe and blocks; ``arun`` is the same for asyncio callers. A program
-    failure is an ``ExecResult`` with ``ok=False``; only sandbox failures (a worker that will
-    not start, a broken world factory, a closed pool) raise ``SandboxError``.
+    failure is an ``ExecResult`` with ``ok=False``, whatever the worker did or said; only
+    sandbox failures (a worker that will not start, a broken world factory, a closed pool)
+    raise ``SandboxError``.
     """
 
     def __init__(self, workers: int | None = None, limits: Limits = DEFAULT_LIMITS) -> None:
@@ -123,9 +127,19 @@ class SandboxPool:
         self._starting = 0
         self._closed = False
         self._executor: ThreadPoolExecutor | None = None
+        self._files = FileCache()
+        self._code_dirs: set[str] = {_package_root("toolbench")}
+        self._seccomp: list[bool] = []
         self._finalizer = weakref.finalize(self, self._res.shutdown)
 
     # -- public API -----------------------------------------------------------------------
+
+    @property
+    def isolation(self) -> dict[str, Any]:
+        """What isolates this pool's workers, for run.json: level, missing layers, a line."""
+        found = isolation.detect()
+        seccomp = all(self._seccomp) if self._seccomp else None
+        return found.describe(seccomp)
 
     def run(self, factory: WorldFactory, program: str) -> ExecResult:
         ref = factory_ref(factory)  # microseconds; partials differ per sample, so no cache
@@ -135,25 +149,23 @@ class SandboxPool:
             message = f"SyntaxError: program is longer than {MAX_PROGRAM_CHARS} characters"
             return ExecResult(False, None, message, "rejected")
         payload = (ref + "\0" + program).encode("utf-8", "surrogatepass")
-        worker = self._acquire()
+        profile = self._profile(factory)
+        worker = self._acquire(profile)
         start = time.perf_counter()
         healthy = False
         try:
+            self._send_files(worker, factory)
             reply = worker.call(payload, self.limits.wall_s + GRACE_S)
             duration = time.perf_counter() - start
             if reply is None:
                 error = f"timeout: program ran longer than {self.limits.wall_s} s"
                 return ExecResult(False, None, error, "timeout", duration_s=duration)
-            try:
-                result = self._parse(reply, duration)
-            except SandboxError:
-                healthy = True  # the world factory failed; the worker itself is fine
-                raise
-            except (ValueError, TypeError):
-                error = "worker_died: the worker process sent a malformed reply"
-                return ExecResult(False, None, error, "worker_died", duration_s=duration)
+            result = self._parse(reply, duration)
             healthy = True
             return result
+        except ProtocolError as exc:
+            error = f"worker_died: the sandbox worker broke the protocol ({exc})"
+            return ExecResult(False, None, error, "worker_died", duration_s=self._since(start))
         except (EOFError, OSError):
             error = f"worker_died: the worker process {worker.exit_description()}"
             return ExecResult(False, None, error, "worker_died", duration_s=self._since(start))
@@ -198,15 +210,42 @@ class SandboxPool:
         return time.perf_counter() - start
 
     def _parse(self, reply: bytes, duration: float) -> ExecResult:
-        head, _, body = reply.decode("utf-8", "surrogatepass").partition("\n")
-        kind, error, stdout = json.loads(head)
-        if kind == "internal":
-            raise SandboxError(f"sandbox worker: {error}")
-        if kind not in KINDS or not isinstance(stdout, str):
-            raise ValueError("malformed reply from sandbox worker")
-        if kind == "ok":
-            return ExecResult(True, json.loads(body), None, "ok", stdout, duration)
-        return ExecResult(False, None, str(error), kind, stdout, duration)
+        """The worker's reply read strictly; ``ProtocolError`` for anything off-schema."""
+        parsed = parse_result(reply, self.limits.max_output_bytes)
+        if parsed.kind == INTERNAL:
+            raise SandboxError(f"sandbox worker: {parsed.error}")
+        if parsed.kind == "ok":
+            return ExecResult(True, parsed.state, None, "ok", parsed.stdout, duration)
+        return ExecResult(False, None, parsed.error, parsed.kind, parsed.stdout, duration)
+
+    def _profile(self, factory: WorldFactory) -> tuple[bool, frozenset[str]]:
+        """(network, code folders) a worker for this factory needs; new code folders retire
+        the running workers, whose file system view lacks them."""
+        module = sys.modules.get(factory_function(factory).__module__)
+        network = getattr(module, NETWORK_FLAG, False) is True
+        root = _package_root(getattr(module, "__name__", "toolbench"))
+        with self._cond:
+            if root not in self._code_dirs:
+                self._code_dirs.add(root)
+                for worker in self._idle:
+                    self._res.live.discard(worker)
+                    worker.kill()
+                self._idle.clear()
+            return network, frozenset(self._code_dirs)
+
+    def _send_files(self, worker: WorkerProcess, factory: WorldFactory) -> None:
+        function = factory_function(factory)
+        hook = getattr(sys.modules.get(function.__module__), FILES_HOOK, None)
+        if not callable(hook):
+            return
+        args = factory.args if isinstance(factory, functools.partial) else ()
+        kwargs = factory.keywords if isinstance(factory, functools.partial) else {}
+        for path in hook(*args, **kwargs):
+            try:
+                content, digest = self._files.get(path)
+            except (OSError, ValueError) as exc:
+                raise SandboxError(f"a world's data file cannot be read: {exc}") from None
+            worker.send_file(path, content, digest)
 
     def _get_executor(self) -> ThreadPoolExecutor:
         with self._cond:
@@ -219,20 +258,32 @@ class SandboxPool:
                 )
             return self._executor
 
-    def _acquire(self) -> WorkerProcess:
+    def _take_idle(self, profile: tuple[bool, frozenset[str]]) -> WorkerProcess | None:
+        """An idle worker of this profile; at capacity, an idle one of another is retired."""
+        for i in range(len(self._idle) - 1, -1, -1):
+            if self._idle[i].profile == profile:
+                return self._idle.pop(i)
+        if self._idle and len(self._res.live) + self._starting >= self.workers:
+            other = self._idle.pop(0)
+            self._res.live.discard(other)
+            other.kill()
+        return None
+
+    def _acquire(self, profile: tuple[bool, frozenset[str]]) -> WorkerProcess:
         with self._cond:
             while True:
                 if self._closed:
                     raise SandboxError("the sandbox pool is closed")
-                if self._idle:
-                    return self._idle.pop()
+                idle = self._take_idle(profile)
+                if idle is not None:
+                    return idle
                 if len(self._res.live) + self._starting < self.workers:
                     self._starting += 1
                     break
                 self._cond.wait()
         worker: WorkerProcess | None = None
         try:
-            worker = WorkerProcess(self.limits, self._res.get_workdir())
+            worker = self._start(profile)
         finally:
             with self._cond:
                 self._starting -= 1
@@ -245,6 +296,23 @@ class SandboxPool:
             raise SandboxError("the sandbox pool is closed")
         return worker
 
+    def _start(self, profile: tuple[bool, frozenset[str]]) -> WorkerProcess:
+        network, code_dirs = profile
+        try:
+            found = isolation.detect()
+        except isolation.IsolationUnavailable as exc:
+            raise SandboxError(str(exc)) from None
+        masked = isolation.masked_data_dirs(code_dirs) if found.namespaces else []
+        worker = WorkerProcess(
+            self.limits, self._res.get_workdir(), found, sorted(code_dirs), masked, network
+        )
+        worker.profile = profile
+        seccomp = worker.facts.get("seccomp") is True
+        with self._cond:
+            self._seccomp.append(seccomp)
+        isolation.warn_once(found, seccomp if found.level != "none" else None)
+        return worker
+
     def _release(self, worker: WorkerProcess, healthy: bool) -> None:
         with self._cond:
             keep = healthy and not self._closed and worker in self._res.live
@@ -255,3 +323,16 @@ class SandboxPool:
             self._cond.notify()
         if not keep:
             worker.kill()
+
+
+def _package_root(module_name: str) -> str:
+    """The folder of a module's top-level package (or the module's own folder)."""
+    top = module_name.partition(".")[0]
+    module = sys.modules.get(top)
+    path = getattr(module, "__file__", None) if module is not None else None
+    if not path:
+        import toolbench
+
+        path = toolbench.__file__
+    folder = os.path.dirname(os.path.abspath(str(path)))
+    return folder

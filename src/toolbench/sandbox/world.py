@@ -46,6 +46,17 @@ class World:
 WorldFactory = Callable[[], World]
 
 PREPARE_HOOK = "prepare_sandbox_worker"
+# prime_sandbox_worker(*args, **kwargs): once per distinct factory arguments, in the worker's
+# template before programs fork from it (e.g. parse the workbook a world copies). No side
+# effects outside the process: it runs for live worlds' arguments too.
+PRIME_HOOK = "prime_sandbox_worker"
+# A module-level ``SANDBOX_SHARED = True``: the module's worlds use no libraries, are rebuilt
+# from scratch and reach nothing mutable, so their programs may share a program process (a
+# fork per program costs more than such a program). Everything else gets a fresh fork.
+SHARED_FLAG = "SANDBOX_SHARED"
+# A module-level ``SANDBOX_NETWORK = True``: its worlds talk to a live service, so its programs
+# run in workers that keep the host's network (and may open sockets); files stay hidden.
+NETWORK_FLAG = "SANDBOX_NETWORK"
 _ARGS_MARK = "?"  # never part of a module name or qualname
 
 

@@ -163,6 +163,11 @@ class BookingAPI:
             criteria.setdefault("return_date", criteria["checkout_date"])
 
 
+# No libraries, a fresh API object per program and nothing mutable reachable: programs may
+# share a program process (see toolbench.sandbox._template).
+SANDBOX_SHARED = True
+
+
 def make_world() -> World:
     api = BookingAPI()
     return World(namespace={"API": api, "Loc": Loc, "Date": Date}, snapshot=api._snapshot)

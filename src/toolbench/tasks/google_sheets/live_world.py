@@ -21,6 +21,7 @@ from toolbench.sandbox.world import World
 from toolbench.tasks.google_sheets import world as offline
 
 DETERMINISTIC = False  # a live service: the execution memo must never remember these runs
+SANDBOX_NETWORK = True  # programs drive the real API: their workers keep the host's network
 COPY_PREFIX = "tb-copy-"
 
 _clients: dict[tuple[str, str], Any] = {}

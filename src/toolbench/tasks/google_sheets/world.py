@@ -19,12 +19,12 @@ import functools
 import json
 import math
 import re
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from toolbench.sandbox import files as sandbox_files_module
 from toolbench.sandbox.world import World
 from toolbench.tasks.google_sheets.emulator import (
     Cell,
@@ -51,7 +51,7 @@ def load_workbook(path: str, digest: str) -> Spreadsheet:
     key = (path, digest)
     book = _books.get(key)
     if book is None:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(sandbox_files_module.read_text(path))
         book = _books[key] = Spreadsheet.from_dict(data)
     return book
 
@@ -65,6 +65,16 @@ def writable_types() -> frozenset[type]:
     for obj in (frame, series):
         holders += [obj.loc, obj.iloc, obj.at, obj.iat]
     return frozenset(type(h) for h in holders)
+
+
+def sandbox_files(workbook_path: str, *args: Any, **kwargs: Any) -> list[str]:
+    """The workbook is the one file a world reads; the sandbox hands it to its workers."""
+    return [workbook_path]
+
+
+def prime_sandbox_worker(workbook_path: str, digest: str, *args: Any, **kwargs: Any) -> None:
+    """Parse the workbook once in the worker's template, so each program only copies it."""
+    load_workbook(workbook_path, digest)
 
 
 def make_world(

@@ -116,6 +116,11 @@ class HomeSearchAPI:
         self._criteria.setdefault("min_square_feet", 0)
 
 
+# No libraries, a fresh API object per program and nothing mutable reachable: programs may
+# share a program process (see toolbench.sandbox._template).
+SANDBOX_SHARED = True
+
+
 def make_world() -> World:
     api = HomeSearchAPI()
     return World(namespace={"API": api}, snapshot=api._snapshot)

@@ -1,0 +1,371 @@
+"""The sandbox worker's main process: a fork server that never runs program code itself.
+
+``_process.py`` starts this in a fresh interpreter inside the OS isolation (``isolation.py``).
+It imports world modules and pays their warm-up once (``prepare_sandbox_worker``, and
+``prime_sandbox_worker(*args)`` per distinct factory arguments, e.g. parsing a workbook), then
+runs each program in a *program process* forked from itself, so nothing a program does
+(monkeypatching, library options, class patches, finalizers, fsspec's memory file system)
+reaches the next program: each starts from the same clean template.
+
+Worlds whose module sets ``SANDBOX_SHARED = True`` (no libraries, a world rebuilt from scratch,
+nothing mutable reachable: home_search and booking) are the exception, because a fork costs more
+than such a program: their programs share one long-lived program process, itself forked from the
+template, so even they never touch the template.
+
+Program processes load the stricter seccomp filter before any program code runs and talk only
+to the template over pipes; the template checks what they send (size, tag, timing), kills them
+at the deadline, and alone talks to the parent.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import json
+import os
+import signal
+import time
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from typing import Any
+
+from toolbench.sandbox import audit, files, seccomp_filter
+from toolbench.sandbox._protocol import (
+    FILE,
+    INTERNAL,
+    LOADING,
+    PROGRAM,
+    READY,
+    RESULT,
+    encode_result,
+)
+from toolbench.sandbox._worker import Executor, build_world, harden, internal_reply
+from toolbench.sandbox.limits import Limits
+from toolbench.sandbox.world import PREPARE_HOOK, PRIME_HOOK, SHARED_FLAG, split_ref
+
+CHILD_GRACE_S = 0.25  # past its wall limit a program process gets this long, then SIGKILL
+WORLD_READY = b"W"  # a program process has built its world; program code may run from now
+_MAX_PRIMED = 4096
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _exit_description(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            return f"was killed by {signal.Signals(number).name}"
+        except ValueError:
+            return f"was killed by signal {number}"
+    return f"exited with status {os.waitstatus_to_exitcode(status)}"
+
+
+def _died(what: str) -> bytes:
+    return encode_result("worker_died", f"worker_died: the program process {what}")
+
+
+class Template:
+    """Serves the parent's requests until the connection closes."""
+
+    def __init__(
+        self, conn: Connection, limits: Limits, use_seccomp: bool, libraries: dict[str, str]
+    ) -> None:
+        self.conn = conn
+        self.limits = limits
+        self.max_reply = 8 * limits.max_output_bytes + 65536
+        harden(limits)
+        audit.install()
+        self.executor = Executor(limits)
+        self.factories: dict[str, Callable[..., Any]] = {}
+        self.primed: set[str] = set()
+        self.shared: _SharedProcess | None = None
+        self.seccomp = False
+        if use_seccomp and seccomp_filter.available(libraries):
+            seccomp_filter.load_template_filter()
+            self.seccomp = True
+        # Collect cycles only where we choose (in program processes, under their timers).
+        gc.disable()
+        gc.freeze()
+
+    def facts(self) -> bytes:
+        return json.dumps({"seccomp": self.seccomp, "uid": os.getuid()}).encode()
+
+    def serve(self) -> None:
+        while True:
+            try:
+                message = self.conn.recv_bytes()
+            except (EOFError, OSError):
+                return
+            tag, body = message[:1], message[1:]
+            if tag == FILE:
+                path, _, content = body.partition(b"\0")
+                files.install(path.decode("utf-8", "surrogateescape"), content)
+                self._retire_shared()  # a new file: the shared process must be re-forked
+            elif tag == PROGRAM:
+                self.conn.send_bytes(self.handle(body))
+            else:
+                return  # the parent never sends anything else
+
+    def handle(self, request: bytes) -> bytes:
+        ref, _, source = request.decode("utf-8", "surrogatepass").partition("\0")
+        try:
+            name, args, kwargs = split_ref(ref)
+            factory = self.factories.get(name) or self._load(name)
+            module = importlib.import_module(name.partition(":")[0])
+            shared = getattr(module, SHARED_FLAG, False) is True
+            self._prime(ref, name, args, kwargs)
+        except Exception as exc:  # the harness's own code failed: not the program's fault
+            return internal_reply(exc)
+        if shared:
+            return self._run_shared(name, args, kwargs, source)
+        return self._run_forked(factory, args, kwargs, source)
+
+    # -- loading -------------------------------------------------------------------------------
+
+    def _load(self, name: str) -> Callable[..., Any]:
+        module_name, _, qualname = name.partition(":")
+        self.conn.send_bytes(LOADING)
+        module = importlib.import_module(module_name)
+        prepare = getattr(module, PREPARE_HOOK, None)
+        if callable(prepare):
+            prepare()  # one-off imports and warm-up, outside every program's time limits
+        obj: Any = module
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+        self.factories[name] = obj
+        self._retire_shared()  # it was forked without this module
+        gc.freeze()  # the freshly imported modules are permanent
+        return obj
+
+    def _prime(self, ref: str, name: str, args: list[Any], kwargs: dict[str, Any]) -> None:
+        """Per distinct factory arguments, once: the module's warm-up for them (trusted)."""
+        if ref in self.primed:
+            return
+        prime = getattr(importlib.import_module(name.partition(":")[0]), PRIME_HOOK, None)
+        if callable(prime):
+            prime(*args, **kwargs)
+            self._retire_shared()
+            gc.freeze()
+        if len(self.primed) >= _MAX_PRIMED:
+            self.primed.clear()
+        self.primed.add(ref)
+
+    # -- a fresh process per program -----------------------------------------------------------
+
+    def _run_forked(
+        self, factory: Callable[..., Any], args: list[Any], kwargs: dict[str, Any], source: str
+    ) -> bytes:
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the program process
+            try:
+                os.close(read_fd)
+                self._become_program_process()
+                self._program_process(factory, args, kwargs, source, write_fd)
+            finally:
+                os._exit(0)  # never run the template's cleanup, or anything the program left
+        os.close(write_fd)
+        try:
+            data, timed_out = self._read_until_eof(read_fd)
+        finally:
+            os.close(read_fd)
+        status = self._reap(pid, kill=timed_out)
+        return self._judge(data, timed_out, status)
+
+    def _become_program_process(self) -> None:
+        self.conn.close()  # the parent's channel is the template's alone
+        if self.seccomp:
+            seccomp_filter.load_program_filter()
+
+    def _program_process(
+        self,
+        factory: Callable[..., Any],
+        args: list[Any],
+        kwargs: dict[str, Any],
+        source: str,
+        out: int,
+    ) -> None:
+        try:
+            world = build_world(factory, args, kwargs)
+        except Exception as exc:
+            _write_all(out, internal_reply(exc))
+            return
+        _write_all(out, WORLD_READY)  # from here on, anything written may be the program's
+        _write_all(out, self.executor.run(world, source, collect=False))
+
+    def _read_until_eof(self, fd: int) -> tuple[bytes, bool]:
+        """What the program process wrote, up to the reply cap; (data, timed out)."""
+        import select
+
+        deadline = time.monotonic() + self.limits.wall_s + CHILD_GRACE_S
+        chunks: list[bytes] = []
+        size = 0
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not poller.poll(max(1, int(remaining * 1000))):
+                return b"".join(chunks), True
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return b"".join(chunks), False
+            size += len(chunk)
+            if size > self.max_reply + 1:
+                return b"".join(chunks)[: self.max_reply + 1], False
+            chunks.append(chunk)
+
+    @staticmethod
+    def _reap(pid: int, kill: bool) -> int:
+        """The program process's exit status; it is killed if it outlives its reply."""
+        if not kill:
+            for _ in range(200):  # it exits right after writing its reply
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    return status
+                time.sleep(0.0005)
+        os.kill(pid, signal.SIGKILL)
+        return os.waitpid(pid, 0)[1]
+
+    def _judge(self, data: bytes, timed_out: bool, status: int) -> bytes:
+        """The reply for the parent, from what a program process wrote and how it ended."""
+        if timed_out:
+            return encode_result("timeout", f"timeout: program ran longer than {self.limits.wall_s} s")
+        if len(data) > self.max_reply:
+            return _died("sent a reply over the size cap")
+        if not data.startswith(WORLD_READY):
+            if data.startswith(RESULT) and _kind_of(data) == INTERNAL:
+                return data  # written before any program code ran: trustworthy
+            return _died(_exit_description(status) if not data else "sent a malformed reply")
+        reply = data[len(WORLD_READY) :]
+        if not reply:
+            return _died(_exit_description(status))
+        if not reply.startswith(RESULT) or _kind_of(reply) in (None, INTERNAL):
+            return _died("sent a malformed reply")
+        return reply
+
+    # -- the shared program process (worlds that set SANDBOX_SHARED) ---------------------------
+
+    def _run_shared(self, name: str, args: list[Any], kwargs: dict[str, Any], source: str) -> bytes:
+        if self.shared is None:
+            self.shared = _SharedProcess(self)
+        reply = self.shared.run(name, args, kwargs, source)
+        if reply is None or not reply.startswith(RESULT) or _kind_of(reply) is None:
+            what = self.shared.end()
+            self.shared = None
+            if reply is None and what == "timeout":
+                limit = self.limits.wall_s
+                return encode_result("timeout", f"timeout: program ran longer than {limit} s")
+            return _died(what if reply is None else "sent a malformed reply")
+        if _kind_of(reply) == INTERNAL:  # recycle it: it may not be telling the truth
+            self._retire_shared()
+        return reply
+
+    def _retire_shared(self) -> None:
+        if self.shared is not None:
+            self.shared.end()
+            self.shared = None
+
+
+def _kind_of(reply: bytes) -> str | None:
+    head, _, _ = reply[1:].partition(b"\n")
+    try:
+        value = json.loads(head)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(value, list) and value and isinstance(value[0], str):
+        return value[0]
+    return None
+
+
+class _SharedProcess:
+    """One long-lived program process for shared worlds; the template kills it at will."""
+
+    def __init__(self, template: Template) -> None:
+        self.template = template
+        request_read, self.request_write = os.pipe()
+        self.reply_read, reply_write = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            try:
+                os.close(self.request_write)
+                os.close(self.reply_read)
+                template._become_program_process()
+                self._serve(request_read, reply_write)
+            finally:
+                os._exit(0)
+        os.close(request_read)
+        os.close(reply_write)
+        self.requests = Connection(self.request_write, readable=False)
+        self.replies = Connection(self.reply_read, writable=False)
+        self.last_problem = "timeout"
+
+    def _serve(self, request_fd: int, reply_fd: int) -> None:
+        requests = Connection(request_fd, writable=False)
+        replies = Connection(reply_fd, readable=False)
+        template = self.template
+        while True:
+            try:
+                request = requests.recv_bytes()
+            except (EOFError, OSError):
+                return
+            head, _, source = request.decode("utf-8", "surrogatepass").partition("\0")
+            try:
+                name, args, kwargs = json.loads(head)
+                world = build_world(template.factories[name], args, kwargs)
+            except Exception as exc:
+                replies.send_bytes(internal_reply(exc))
+                continue
+            replies.send_bytes(template.executor.run(world, source, collect=True))
+
+    def run(self, name: str, args: list[Any], kwargs: dict[str, Any], source: str) -> bytes | None:
+        """The reply, or None (timeout or death: see ``end``)."""
+        self.last_problem = "timeout"
+        head = json.dumps([name, args, kwargs])
+        try:
+            self.requests.send_bytes((head + "\0" + source).encode("utf-8", "surrogatepass"))
+            if not self.replies.poll(self.template.limits.wall_s + CHILD_GRACE_S):
+                return None
+            return self.replies.recv_bytes(self.template.max_reply)
+        except (EOFError, OSError):
+            self.last_problem = "died"
+            return None
+
+    def end(self) -> str:
+        """Kill and reap it; what happened ('timeout', or how it died)."""
+        problem = self.last_problem
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        status = os.waitpid(self.pid, 0)[1]
+        for conn in (self.requests, self.replies):
+            conn.close()
+        if problem == "died":
+            return _exit_description(status)
+        return problem
+
+
+def main(conn: Connection, config: dict[str, Any]) -> None:
+    """Entry point called by the bootstrap command line in ``_process.py``."""
+    from toolbench.sandbox import policy
+    from toolbench.sandbox._protocol import FAILED
+
+    try:
+        template = Template(
+            conn,
+            Limits(**config["limits"]),
+            bool(config.get("seccomp", True)),
+            dict(config.get("libraries", {})),
+        )
+    except BaseException as exc:
+        conn.send_bytes(FAILED + policy.describe_exception(exc).encode("utf-8", "replace"))
+        os._exit(1)
+    conn.send_bytes(READY + template.facts())
+    template.serve()
+    # Skip interpreter teardown: nothing of value is left.
+    os._exit(0)

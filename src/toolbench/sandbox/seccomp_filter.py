@@ -1,0 +1,117 @@
+"""Seccomp filters for sandbox workers (inside the worker only; libseccomp through pyseccomp).
+
+Two filters, stacked (a process can only ever add restrictions, and children inherit them):
+
+* the **template** filter, loaded once a worker has started: no executing programs, no new
+  sockets, no ptrace or reading other processes' memory, no namespaces, mounts, kernel keys,
+  BPF, io_uring (whose requests bypass seccomp), module loading or clock changes. The template
+  runs only harness code, but it still needs ``fork`` to make program processes.
+* the **program** filter, loaded in each forked program process before the program starts:
+  additionally no process or thread creation at all and no signals to other processes.
+
+Refused calls fail with ``EPERM`` (``ENOSYS`` for ``clone3``, so that C libraries fall back to
+``clone``, whose flags a filter can read), so a program sees an ordinary ``PermissionError``.
+Setting a filter also sets ``PR_SET_NO_NEW_PRIVS``. System calls of another architecture (the
+32-bit entry points) kill the process: libseccomp's default for a foreign architecture.
+"""
+
+from __future__ import annotations
+
+import errno
+from typing import Any
+
+_TEMPLATE_DENIED = (
+    *("execve", "execveat", "ptrace", "process_vm_readv", "process_vm_writev", "kcmp"),
+    *("pidfd_getfd", "pidfd_open", "socket", "socketpair", "mount", "umount2", "pivot_root"),
+    *("chroot", "unshare", "setns", "move_mount", "open_tree", "fsopen", "fsmount"),
+    *("fsconfig", "fspick", "mount_setattr", "bpf", "perf_event_open", "userfaultfd"),
+    *("io_uring_setup", "io_uring_enter", "io_uring_register", "keyctl", "add_key"),
+    *("request_key", "kexec_load", "kexec_file_load", "init_module", "finit_module"),
+    *("delete_module", "reboot", "swapon", "swapoff", "acct", "syslog", "quotactl"),
+    *("open_by_handle_at", "name_to_handle_at", "iopl", "ioperm", "vhangup"),
+    *("settimeofday", "clock_settime", "adjtimex", "clock_adjtime", "sethostname"),
+    *("setdomainname", "setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid"),
+    *("setgroups", "setfsuid", "setfsgid", "capset", "fanotify_init", "lookup_dcookie"),
+    "personality",
+)
+_PROGRAM_DENIED = ("clone", "fork", "vfork", "rt_sigqueueinfo", "rt_tgsigqueueinfo")
+_PROGRAM_DENIED_ALSO = ("setsid", "setpgid", "prctl")
+# Signals may go to the program process itself only (Python's own raise_signal uses tgkill).
+_SIGNAL_CALLS = ("kill", "tkill", "tgkill")
+# clone() flags that make namespaces: refused even where clone itself is allowed.
+_NAMESPACE_FLAGS = (
+    0x00000080,  # CLONE_NEWTIME
+    0x00020000,  # CLONE_NEWNS
+    0x02000000,  # CLONE_NEWCGROUP
+    0x04000000,  # CLONE_NEWUTS
+    0x08000000,  # CLONE_NEWIPC
+    0x10000000,  # CLONE_NEWUSER
+    0x20000000,  # CLONE_NEWPID
+    0x40000000,  # CLONE_NEWNET
+)
+
+
+def library_names() -> dict[str, str]:
+    """Parent side: the C libraries pyseccomp loads, by name, as this machine resolves them.
+
+    ``ctypes.util.find_library`` runs ``ldconfig`` in a subprocess, which is pointless (and
+    slow) in every worker; the names it gives (sonames such as ``libseccomp.so.2``) are the
+    same inside the worker's view, where the dynamic loader finds them."""
+    import ctypes.util
+
+    found = {name: ctypes.util.find_library(name) for name in ("c", "seccomp")}
+    return {name: soname for name, soname in found.items() if soname}
+
+
+def available(names: dict[str, str] | None = None) -> bool:
+    """Whether libseccomp can be used here (Linux with libseccomp and pyseccomp)."""
+    import ctypes.util
+
+    original = ctypes.util.find_library
+    known = dict(names or {})
+    ctypes.util.find_library = lambda name: known.get(name) or original(name)
+    try:
+        import pyseccomp  # noqa: F401
+    except (ImportError, OSError, RuntimeError, AttributeError):
+        return False
+    finally:
+        ctypes.util.find_library = original
+    return True
+
+
+def _filter(names: tuple[str, ...]) -> Any:
+    import pyseccomp as seccomp
+
+    rules = seccomp.SyscallFilter(seccomp.ALLOW)
+    refuse = seccomp.ERRNO(errno.EPERM)
+    for name in names:
+        try:
+            rules.add_rule(refuse, name)
+        except (ValueError, RuntimeError, OSError):
+            continue  # a system call this kernel or architecture does not have
+    rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+    return rules
+
+
+def load_template_filter() -> None:
+    """Restrict this process (a worker template) for the rest of its life."""
+    import pyseccomp as seccomp
+
+    rules = _filter(_TEMPLATE_DENIED)
+    for flag in _NAMESPACE_FLAGS:
+        namespace = seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag)
+        rules.add_rule(seccomp.ERRNO(errno.EPERM), "clone", namespace)
+    rules.load()
+
+
+def load_program_filter() -> None:
+    """Restrict this process (a program process, just forked) for the rest of its life."""
+    import os
+
+    import pyseccomp as seccomp
+
+    rules = _filter((*_TEMPLATE_DENIED, *_PROGRAM_DENIED, *_PROGRAM_DENIED_ALSO))
+    others = seccomp.Arg(0, seccomp.NE, os.getpid())
+    for name in _SIGNAL_CALLS:
+        rules.add_rule(seccomp.ERRNO(errno.EPERM), name, others)
+    rules.load()
