@@ -5,6 +5,10 @@ request for the task's host only, sent to a fresh simulated world (or, with --li
 API), and its response compared with each gold's, key by key as the original did. Requests
 that change state are also judged by the world they leave behind: adding the wrong image to
 favourites gets the same "SUCCESS" as the right one, but not the same favourites.
+
+Whatever the model writes, scoring ends in an ``Outcome``: a refused or unsendable line and an
+error response (including the executor's 500 for a simulator that raised) are ``model_error``
+with a one-line reason; a live outage is ``infra_error``.
 """
 
 from __future__ import annotations
@@ -22,11 +26,17 @@ from toolbench.sandbox.curl import CurlError, first_curl_line, parse_curl
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.tasks.base import LiveOptions, TaskData, TaskDefaults, TaskGenerator
 from toolbench.tasks.folder import load_folder, package_versions
-from toolbench.tasks.http_exec import HttpResult, LiveExecutor, SimulatedExecutor, response_view
+from toolbench.tasks.http_exec import (
+    HttpResult,
+    LiveExecutor,
+    SimulatedExecutor,
+    one_line,
+    response_view,
+)
 from toolbench.tasks.program_task import PROGRAM_METRICS, crash_outcome
 from toolbench.tasks.scoring import best_match, mean_metrics
 from toolbench.tasks.service import SIMULATED_API_KEY, SimulatedService
-from toolbench.types import Outcome, Sample, Status
+from toolbench.types import InfraError, Outcome, Sample, Status
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
@@ -100,9 +110,9 @@ class CurlTask:
             request = parse_curl(
                 label, api_key=self.api_key(data), allowed_hosts=self.service.hosts
             )
+            result = await data.runtime.execute(request, self.world_fields(sample))
         except CurlError as exc:
             raise UserError(f"{where} is not a valid curl line ({exc}); fix this line") from exc
-        result = await data.runtime.execute(request, self.world_fields(sample))
         if result.status >= 400:
             raise UserError(
                 f"{where} fails in the {self.name} API (HTTP {result.status}: "
@@ -146,12 +156,17 @@ class CurlTask:
             request = parse_curl(
                 action, api_key=self.api_key(data), allowed_hosts=self.service.hosts
             )
+            result = await data.runtime.execute(request, self.world_fields(sample))
         except CurlError as exc:
-            return crash_outcome(f"rejected curl: {exc}")
-        result = await data.runtime.execute(request, self.world_fields(sample))
+            return crash_outcome(f"rejected curl: {one_line(str(exc))}")
+        except InfraError as exc:
+            return Outcome(status=Status.INFRA_ERROR, message=one_line(str(exc)))
         if result.status >= 400:
             return crash_outcome(f"HTTP {result.status}: {_brief(result.body)}")
-        golds = await self._golds_of(data, sample)
+        try:
+            golds = await self._golds_of(data, sample)
+        except InfraError as exc:
+            return Outcome(status=Status.INFRA_ERROR, message=one_line(str(exc)))
         index, (precision, recall, f1) = best_match(self._view(result), [g.view for g in golds])
         gold = golds[index]
         same_world = gold.state == result.state
@@ -190,6 +205,8 @@ def _normalise(text: str) -> str:
 
 
 def _brief(body: Any) -> str:
+    """An error body (or message) as one short printable line for the run log: a service may
+    echo hostile input (NUL bytes, bidi controls, megabytes) back in its error text."""
     if isinstance(body, dict):
         body = body.get("message", body)
-    return " ".join(str(body).split())[:200]
+    return one_line(str(body))

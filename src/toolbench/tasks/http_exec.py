@@ -5,6 +5,12 @@ travels in a context variable and is injected into the ASGI scope, so concurrent
 never share state and no socket is opened. Live: the same parsed request over the network, with
 the user's key, backoff on 429/5xx, and responses cached in SQLite (answers change by the hour,
 and rate limits are tight). Neither path ever involves a shell.
+
+Model output is hostile, so neither executor lets an exception about one request escape: a
+request httpx cannot build is a ``CurlError`` (the model's line was unsendable), and anything a
+simulated app raises becomes a 500 result naming the exception type. Both end as that sample's
+``model_error`` in the task; the run goes on. Simulators validate their inputs too (400s in
+each API's own shape); this is the backstop for whatever they miss.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from typing import Any, cast
 
 import httpx
 
-from toolbench.sandbox.curl import HttpRequest
+from toolbench.sandbox.curl import CurlError, HttpRequest
 from toolbench.tasks.service import SimulatedService
 from toolbench.types import InfraError
 
@@ -60,14 +66,45 @@ def serving_app(service: SimulatedService) -> ASGIApp:
 
 
 def decode_body(response: httpx.Response) -> tuple[Any, str]:
+    """(parsed JSON or text, content type); never raises, since a live body is untrusted too."""
     content_type = response.headers.get("content-type", "").split(";")[0].strip()
     text = response.text
     if "json" in content_type or text[:1] in ("{", "["):
         try:
             return json.loads(text), content_type
-        except ValueError:
+        except (ValueError, RecursionError):  # bad JSON, >4300-digit ints, deep nesting
             pass
     return text, content_type
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """``text`` as one short printable line, safe to show and store: whitespace runs become
+    one space, other non-printables (NUL, bidi controls, lone surrogates) are escaped. Error
+    texts often echo hostile input back."""
+    text = " ".join(text[: limit * 4].split())[:limit]
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+
+
+def brief_error(exc: BaseException, limit: int = 160) -> str:
+    """``Type: message`` on one short line (see ``one_line``)."""
+    text = one_line(str(exc), limit)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def build_request(
+    client: httpx.AsyncClient, request: HttpRequest, extra: tuple[tuple[str, str], ...] = ()
+) -> httpx.Request:
+    """The httpx request for ``request``; ``CurlError`` if httpx refuses to build it (a URL
+    over its length cap, a header it cannot encode): the model's line was unsendable."""
+    try:
+        return client.build_request(
+            request.method,
+            request.url(),
+            headers=[*request.headers, *extra],
+            content=request.body,
+        )
+    except Exception as exc:  # httpx raises InvalidURL, UnicodeEncodeError, TypeError, ...
+        raise CurlError(f"request cannot be sent ({brief_error(exc)})") from exc
 
 
 class SimulatedExecutor:
@@ -110,12 +147,17 @@ class SimulatedExecutor:
         return found
 
     async def _execute(self, request: HttpRequest, fields: Mapping[str, Any]) -> HttpResult:
+        """One request on a fresh world. Whatever the simulated app raises (a bug a hostile
+        request found) is this request's 500, naming the exception, never the caller's."""
+        client = self._client()
+        built = build_request(client, request)
         state = self.service.new_state(fields)
         token = _WORLD.set(state)
         try:
-            response = await self._client().request(
-                request.method, request.url(), headers=list(request.headers), content=request.body
-            )
+            response = await client.send(built)
+        except Exception as exc:
+            message = f"the simulated API failed on this request ({brief_error(exc)})"
+            return HttpResult(500, {"message": message}, "application/json")
         finally:
             _WORLD.reset(token)
         body, content_type = decode_body(response)
@@ -171,14 +213,12 @@ class LiveExecutor:
         return HttpResult(response.status_code, body, content_type)
 
     async def _send(self, request: HttpRequest) -> httpx.Response:
-        headers = [*request.headers, *self._headers]
         async with httpx.AsyncClient(timeout=self._timeout, transport=self._transport) as client:
+            built = build_request(client, request, self._headers)
             for attempt in range(self._max_retries + 1):
                 try:
                     self.calls += 1
-                    response = await client.request(
-                        request.method, request.url(), headers=headers, content=request.body
-                    )
+                    response = await client.send(built)
                 except httpx.TransportError as exc:
                     if attempt == self._max_retries:
                         raise InfraError(f"live {request.host}: {type(exc).__name__}") from exc

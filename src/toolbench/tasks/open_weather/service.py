@@ -43,6 +43,8 @@ MAX_HISTORY_HOURS = 366 * 24
 GEO_LIMIT = 5
 NAMED_WITHIN_KM = 30.0  # a coordinate takes the name of a city this close
 REVERSE_WITHIN_KM = 250.0
+MAX_INT = 10**15  # any integer parameter beyond this is refused (unix times fit easily)
+MAX_ECHO = 64  # characters of a bad parameter quoted back in an error message
 INVALID_KEY = "Invalid API key. Please see https://openweathermap.org/faq#error401 for more info."
 
 
@@ -66,27 +68,38 @@ def _bad(message: str) -> ApiError:
 CITY_NOT_FOUND = ApiError(404, "404", "city not found")
 
 
+def _echo(text: str) -> str:
+    """A parameter as quoted back in an error: short, so a 100k-digit value is not echoed."""
+    return text if len(text) <= MAX_ECHO else text[:MAX_ECHO] + "..."
+
+
 def _float(params: Mapping[str, str], name: str, limit: float) -> float:
     text = params[name].strip()
     try:
         value = float(text)
     except ValueError:
-        raise _bad(f"{text} is not a float") from None
+        raise _bad(f"{_echo(text)} is not a float") from None
     if value != value or abs(value) == float("inf"):
-        raise _bad(f"{text} is not a float")
+        raise _bad(f"{_echo(text)} is not a float")
     if not -limit <= value <= limit:
         raise _bad("wrong latitude" if name == "lat" else "wrong longitude")
     return round(value, 4)
 
 
-def _int(params: Mapping[str, str], name: str) -> int | None:
+def _int(params: Mapping[str, str], name: str, limit: int = MAX_INT) -> int | None:
+    """An integer parameter, or None if absent. Hostile spellings (``1.5e999``, ``nan``, a
+    5000-digit string past Python's int-from-text limit, anything beyond ``limit``) are the
+    API's 400, never an OverflowError/ValueError out of the handler."""
     text = params.get(name, "").strip()
     if not text:
         return None
     try:
-        return int(float(text)) if "." in text else int(text)
-    except ValueError:
-        raise _bad(f"{name}: {text} is not a number") from None
+        value = int(float(text)) if "." in text else int(text)
+    except (ValueError, OverflowError):
+        raise _bad(f"{name}: {_echo(text)} is not a number") from None
+    if abs(value) > limit:
+        raise _bad(f"{name}: {_echo(text)} is out of range")
+    return value
 
 
 def _coords(params: Mapping[str, str]) -> tuple[float, float]:
@@ -122,8 +135,8 @@ def _locate(params: Mapping[str, str]) -> Place:
     if params.get("id", "").strip():
         try:
             city = geo.by_id(int(params["id"]))
-        except ValueError:
-            raise _bad(f"{params['id']} is not a city ID") from None
+        except ValueError:  # also a >4300-digit id (Python's int-from-text limit)
+            raise _bad(f"{_echo(params['id'])} is not a city ID") from None
         if city is None:
             raise CITY_NOT_FOUND
         return city

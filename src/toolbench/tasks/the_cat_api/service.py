@@ -44,6 +44,8 @@ from toolbench.tasks.the_cat_api.world import (
 
 HOST = "api.thecatapi.com"
 MAX_LIMIT = 100
+MAX_BODY = 64 * 1024  # bytes; a favourite or vote is a few dozen
+MAX_DEPTH = 32  # JSON nesting; a favourite or vote is one flat object
 DUPLICATE = "DUPLICATE_FAVOURITE - favourites are unique for account + image_id + sub_id"
 _MIME_ALIASES = {"jpg": "jpg", "jpeg": "jpg", "png": "png", "gif": "gif"}
 _TRUE = {"1", "true", "yes"}
@@ -203,17 +205,64 @@ async def categories_list(request: Request) -> list[dict[str, Any]]:
 # --- favourites and votes -------------------------------------------------------------------
 
 
+async def _read(request: Request) -> str:
+    """The body as text, at most ``MAX_BODY`` bytes: under ``toolbench serve`` a client may
+    announce (or send) gigabytes, which is a 413 here, not memory spent."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise ApiError(413, "request entity too large")
+        chunks.append(chunk)
+    return b"".join(chunks).decode("utf-8", "replace").strip()
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 async def _body(request: Request) -> dict[str, Any]:
-    raw = (await request.body()).decode("utf-8", "replace").strip()
+    """The JSON (or form) object a write sent. Hostile JSON is the API's 400, never an
+    exception out of the handler: nesting past ``MAX_DEPTH`` (the decoder would recurse),
+    NaN/Infinity (not JSON; would poison comparisons), integers past Python's 4300-digit
+    limit, and strings with lone surrogates (``\\ud800`` escapes, which no response could
+    encode)."""
+    raw = await _read(request)
     if not raw:
         return {}
+    if _depth(raw) > MAX_DEPTH:
+        raise ApiError(400, f"request body is nested too deeply (at most {MAX_DEPTH} levels)")
     try:
-        data = json.loads(raw)
+        data = json.loads(raw, parse_constant=_no_constant)
     except json.JSONDecodeError:
         data = dict(parse_qsl(raw)) if "=" in raw else None
+    except (ValueError, RecursionError):
+        raise ApiError(400, "request body is not valid JSON") from None
     if not isinstance(data, dict):
         raise ApiError(400, '"value" must be of type object')
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ApiError(400, "request body is not valid UTF-8") from None
     return data
+
+
+def _depth(text: str) -> int:
+    """How deeply ``[``/``{`` nest in ``text``, outside JSON strings (a linear scan)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (ch == "\\", ch != '"')
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
 
 
 def _image_field(world: CatWorld, body: Mapping[str, Any]) -> str:
