@@ -127,6 +127,11 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="metrics with 95%% CIs; paired difference of two runs")
     report.add_argument("runs", nargs="+", type=Path)
     report.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    report.add_argument(
+        "--allow-modified",
+        action="store_true",
+        help="report a run whose log was modified after it was written (with a warning)",
+    )
 
     data = sub.add_parser("data", help="generate our datasets")
     data_sub = data.add_subparsers(dest="data_command", required=True, parser_class=_Parser)
@@ -184,9 +189,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def command_report(args: argparse.Namespace, console: Console) -> int:
     from toolbench.aware.evaluate import summary as aware
-    from toolbench.report.summary import LoadedRun, render_comparison, render_summary, report_json
+    from toolbench.report import summary as tables
 
-    runs = [LoadedRun(folder) for folder in args.runs]
+    runs = tables.load_runs(args.runs, args.allow_modified)
     kinds = [run.info.get("kind", "tasks") for run in runs]
     if len(runs) == 2 and kinds[0] != kinds[1]:
         raise UserError(
@@ -194,18 +199,19 @@ def command_report(args: argparse.Namespace, console: Console) -> int:
             "a paired difference needs two runs of the same kind"
         )
     if args.json:
-        result = report_json([r for r, k in zip(runs, kinds, strict=True) if k != "aware"])
+        result = tables.report_json([r for r, k in zip(runs, kinds, strict=True) if k != "aware"])
         for run, kind in zip(runs, kinds, strict=True):
             if kind == "aware":
                 result["runs"][str(run.folder)] = aware.aware_json(run)
         if len(runs) == 2 and kinds[0] == "aware":
             result["difference"] = aware.aware_comparison_json(runs[0], runs[1])
-        print(json.dumps(result, indent=2))
+        print(json.dumps({**result, **tables.checks_json(runs)}, indent=2))
         return 0
     for run, kind in zip(runs, kinds, strict=True):
-        (aware.render_aware if kind == "aware" else render_summary)(run, console)
+        tables.render_checks(run, console)
+        (aware.render_aware if kind == "aware" else tables.render_summary)(run, console)
     if len(runs) == 2:
-        compare = aware.render_aware_comparison if kinds[0] == "aware" else render_comparison
+        compare = aware.render_aware_comparison if kinds[0] == "aware" else tables.render_comparison
         compare(runs[0], runs[1], console)
     return 0
 

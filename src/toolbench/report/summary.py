@@ -3,6 +3,11 @@
 Intervals resample samples: each sample's value is averaged over its epochs first, so epochs
 tighten the estimate of each sample without pretending to be more samples. Infra errors are
 excluded (and counted).
+
+Before any number is shown, each run's log is checked against the checksum chain its run.json
+anchors (``runner/chain.py``): a log modified after it was written is refused unless
+``--allow-modified``. The run's isolation level (how well programs were kept away from the
+machine and the run folder) is shown with it, with a warning when it was not full.
 """
 
 from __future__ import annotations
@@ -15,9 +20,11 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from toolbench.errors import UserError
 from toolbench.report.bootstrap import Estimate, bootstrap_mean, paired_difference
+from toolbench.runner.chain import MODIFIED
 from toolbench.runner.metrics import counts_of
-from toolbench.runner.store import read_records, read_run_info
+from toolbench.runner.store import SAMPLES_FILE, load_log, read_run_info
 
 REPORT_METRICS = ("success_rate", "crash_rate", "precision", "recall", "f1")
 
@@ -33,10 +40,10 @@ def per_sample_values(records: Sequence[dict[str, Any]], metric: str) -> dict[st
         elif metric == "crash_rate":
             value = 1.0 if r["status"] == "model_error" else 0.0
         else:
-            metrics = r.get("metrics") or {}
-            if metric not in metrics and r["status"] == "scored":
+            raw = (r.get("metrics") or {}).get(metric)  # null: a NaN the log refused
+            if raw is None and r["status"] == "scored":
                 continue
-            value = float(metrics.get(metric, 0.0))
+            value = float(raw or 0.0)
         sums[str(r["id"])].append(value)
     return {key: sum(v) / len(v) for key, v in sums.items()}
 
@@ -45,7 +52,7 @@ class LoadedRun:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.info = read_run_info(folder)
-        self.records = read_records(folder)
+        self.records, self.log = load_log(folder, self.info)
         self.by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for record in self.records:
             self.by_task[record["task"]].append(record)
@@ -53,6 +60,71 @@ class LoadedRun:
     @property
     def label(self) -> str:
         return self.folder.name
+
+    @property
+    def log_line(self) -> str:
+        return self.log.describe(self.folder / SAMPLES_FILE)
+
+    @property
+    def isolation(self) -> dict[str, Any] | None:
+        """run.json's ``isolation`` (written by the sandbox), or None for older runs."""
+        raw = self.info.get("isolation")
+        if raw is None:
+            return None
+        raw = raw if isinstance(raw, dict) else {}
+        missing = raw.get("missing")
+        return {
+            "level": str(raw.get("level", "unknown"))[:40],
+            "missing": [str(m)[:80] for m in missing[:20]] if isinstance(missing, list) else [],
+            "summary": str(raw.get("summary", ""))[:300],
+        }
+
+
+def load_runs(folders: Sequence[Path], allow_modified: bool) -> list[LoadedRun]:
+    """The runs to report; a run whose log was modified after it was written is refused
+    (one line naming file:line) unless ``allow_modified``."""
+    runs = [LoadedRun(folder) for folder in folders]
+    for run in runs:
+        if run.log.state == MODIFIED and not allow_modified:
+            raise UserError(f"{run.log_line}; report it anyway with --allow-modified")
+    return runs
+
+
+def render_checks(run: LoadedRun, console: Console) -> None:
+    """The lines above a run's tables: log check and isolation level (plain text: run.json
+    strings are never read as markup)."""
+
+    def say(text: str, style: str) -> None:
+        console.print(text, style=style, markup=False, soft_wrap=True)
+
+    if run.log.state == MODIFIED:
+        say(f"WARNING: {run.log_line}; these numbers cannot be trusted", "bold red")
+    else:  # "log verified (N records)" or "log not chained (written by an older version)"
+        say(run.log_line, "dim")
+    isolation = run.isolation
+    if isolation is not None:
+        say(f"isolation: {isolation['level']} - {isolation['summary']}", "dim")
+        if isolation["level"] != "full":
+            missing = ", ".join(isolation["missing"]) or "not stated"
+            say(
+                f"warning: programs ran with {isolation['level']} isolation (missing: {missing})",
+                "bold yellow",
+            )
+
+
+def checks_json(runs: Sequence[LoadedRun]) -> dict[str, Any]:
+    """``log`` and ``isolation`` per run folder, for ``report --json``."""
+    return {
+        "log": {
+            str(run.folder): {
+                "state": run.log.state,
+                "records": run.log.records,
+                **({"line": run.log.line, "reason": run.log.reason} if run.log.line else {}),
+            }
+            for run in runs
+        },
+        "isolation": {str(run.folder): run.isolation for run in runs if run.isolation},
+    }
 
 
 def summarize(run: LoadedRun) -> dict[str, dict[str, Any]]:

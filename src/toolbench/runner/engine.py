@@ -2,6 +2,10 @@
 
 Samples run concurrently (bounded by ``concurrency``); every finished sample is appended to the
 run log at once, so an interrupted run loses nothing and a rerun skips what is done.
+
+Nothing a model writes ends the run: an unexpected exception while extracting or scoring one
+reply becomes that sample's ``model_error`` (with the exception named, so a harness bug stays
+visible), and records are bounded before they are written (``store.RunStore.append``).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any
 
 from toolbench.models.base import Model, ModelOutputError
 from toolbench.prompts.builder import Prompter
+from toolbench.runner.bounded import bounded_text
 from toolbench.runner.store import Key, RunStore
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.tasks.base import Task, TaskData
@@ -23,6 +28,8 @@ from toolbench.types import Generation, GenerationRequest, InfraError, Outcome, 
 
 # Records keep the prediction for audit; a runaway reply is cut to this many characters.
 MAX_PREDICTION_CHARS = 20_000
+# A message is one line saying why a sample failed; a longer one is cut.
+MAX_MESSAGE_CHARS = 2_000
 
 
 @dataclass
@@ -67,8 +74,12 @@ async def solve_one(
         return Outcome(status=Status.INFRA_ERROR, message=one_line(exc)), None, "", phash
     except ModelOutputError as exc:
         return Outcome(status=Status.MODEL_ERROR, message=one_line(exc)), None, "", phash
-    action = prepared.task.extract_action(generation.text)
-    outcome = await prepared.task.score(prepared.data, sample, action, sandbox)
+    try:
+        action = prepared.task.extract_action(generation.text)
+        outcome = await prepared.task.score(prepared.data, sample, action, sandbox)
+    except Exception as exc:  # one hostile reply must not end the run; say what happened
+        message = f"internal error while scoring this reply: {one_line(exc)}"
+        outcome = Outcome(status=Status.MODEL_ERROR, message=message)
     return outcome, generation, generation.text, phash
 
 
@@ -80,6 +91,8 @@ def make_record(
     prediction: str,
     phash: str,
 ) -> dict[str, Any]:
+    """The log record of one sample. Model-controlled text is cut here (prediction, message);
+    everything else is bounded when the store writes it, so this never raises."""
     return {
         "task": sample.task,
         "id": sample.id,
@@ -87,8 +100,8 @@ def make_record(
         "status": outcome.status.value,
         "success": outcome.success,
         "metrics": outcome.metrics,
-        "message": outcome.message,
-        "prediction": prediction[:MAX_PREDICTION_CHARS],
+        "message": one_line_text(outcome.message),
+        "prediction": bounded_text(prediction, MAX_PREDICTION_CHARS),
         "prompt_hash": phash,
         "latency_s": round(generation.latency_s, 4) if generation else None,
         "prompt_tokens": generation.prompt_tokens if generation else 0,
@@ -157,5 +170,14 @@ def _count(stats: SessionStats, outcome: Outcome, generation: Generation | None)
 
 
 def one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
+    try:
+        text = " ".join(str(exc)[:MAX_MESSAGE_CHARS].split())
+    except Exception:  # a foreign __str__ that fails: the type's name is still worth saying
+        text = "(unprintable)"
     return f"{type(exc).__name__}: {text}"[:500]
+
+
+def one_line_text(message: object) -> str:
+    """``message`` on one line (any line breaks become spaces), at most MAX_MESSAGE_CHARS."""
+    text = message if isinstance(message, str) else f"<{type(message).__name__}>"
+    return bounded_text(" ".join(text[: 2 * MAX_MESSAGE_CHARS].split()), MAX_MESSAGE_CHARS)

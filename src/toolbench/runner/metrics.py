@@ -12,10 +12,13 @@ from toolbench.types import Outcome, Status
 
 
 def outcome_of(record: dict[str, Any]) -> Outcome:
+    """The outcome a record holds; a metric stored as null (it was NaN or infinite, which
+    the log refuses) counts as missing."""
+    metrics = record.get("metrics") or {}
     return Outcome(
         status=Status(record["status"]),
         success=bool(record.get("success")),
-        metrics=dict(record.get("metrics") or {}),
+        metrics={name: value for name, value in metrics.items() if value is not None},
         message=record.get("message", ""),
     )
 

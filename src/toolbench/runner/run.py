@@ -175,6 +175,7 @@ def execute(
         finally:
             store.close()
             info = finish_info(info, prepared, folder, stats, status)
+            record_log_check(info, store, console)
             store.write_info(info)
         return RunResult(folder=folder, info=info, stats=stats)
 
@@ -297,6 +298,20 @@ def open_run(
     if done:
         console.print(f"[dim]resuming {folder}: {len(done)} records already done[/dim]")
     return store, previous, done
+
+
+def record_log_check(info: dict[str, Any], store: RunStore, console: Console) -> None:
+    """Check the log against the chain this process wrote, before run.json is finalised:
+    ``"log_verified"`` in run.json, and one warning line if the log changed under the run
+    (e.g. a program that escaped the sandbox rewrote it). In place; never raises."""
+    check = store.verify()
+    info["log_verified"] = check.ok
+    info.pop("log_problem", None)
+    if not check.ok:
+        info["log_problem"] = check.describe(store.samples_file)
+        console.print(
+            f"warning: {info['log_problem']}", style="bold red", markup=False, soft_wrap=True
+        )
 
 
 def carried_totals(previous: dict[str, Any]) -> dict[str, Any]:

@@ -4,6 +4,12 @@ sample x epoch, appended and flushed as each finishes).
 A run killed at any moment (Ctrl-C, kill -9, power loss) is resumable: a torn last line is cut
 off, finished records are kept, and infra-error records are moved to ``attempts.jsonl`` so that
 their samples are tried again while ``samples.jsonl`` keeps exactly one record per key.
+
+Writing and reading are total. Every record is bounded before it is written (``bounded.py``:
+depth, size, strict JSON), and every line read back is checked (size, strict JSON, nesting,
+the fields readers rely on): a damaged or hostile line is a ``UserError`` naming file:line,
+never a traceback. Records are chained (``chain.py``) so that a log changed after it was
+written is detected on resume, at the end of the run and by ``toolbench report``.
 """
 
 from __future__ import annotations
@@ -15,12 +21,36 @@ from pathlib import Path
 from typing import Any
 
 from toolbench.errors import UserError
+from toolbench.runner.bounded import MAX_RECORD_BYTES, safe_record, to_line
+from toolbench.runner.chain import (
+    ANCHOR_KEY,
+    CHAIN_FIELD,
+    CHAIN_RESERVE,
+    MODIFIED,
+    Anchor,
+    LogCheck,
+    check_chain,
+    link,
+)
 
 RUN_FILE = "run.json"
 SAMPLES_FILE = "samples.jsonl"
 ATTEMPTS_FILE = "attempts.jsonl"
+# Older versions did not cap records, so reading allows more than writing produces.
+MAX_READ_LINE_BYTES = 4 * MAX_RECORD_BYTES
+STATUSES = ("scored", "model_error", "infra_error")
 
 Key = tuple[str, str, int]  # (task, sample id, epoch)
+Numbered = list[tuple[int, dict[str, Any]]]  # (line number, record)
+
+
+class DamagedRecord(UserError):
+    """A line of the log that no version of toolbench wrote (or that was cut or altered)."""
+
+    def __init__(self, path: Path, line: int, reason: str) -> None:
+        super().__init__(f"{path}:{line}: {reason}")
+        self.line = line
+        self.reason = reason
 
 
 def record_key(record: dict[str, Any]) -> Key:
@@ -41,41 +71,116 @@ def read_run_info(folder: Path) -> dict[str, Any]:
         info = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise UserError(f"{path}: invalid JSON ({exc.msg}); the run folder is damaged") from exc
+    except (ValueError, RecursionError) as exc:
+        raise UserError(
+            f"{path}: unreadable ({type(exc).__name__}); the run folder is damaged"
+        ) from None
     if not isinstance(info, dict):
         raise UserError(f"{path}: expected a JSON object")
     return info
 
 
 def read_records(folder: Path) -> list[dict[str, Any]]:
-    """All complete records of a run; a torn last line (from a kill) is ignored."""
-    path = folder / SAMPLES_FILE
-    if not path.is_file():
-        return []
-    return list(_complete_records(path))
+    """All complete records of a run (without their chain field); a torn last line (from a
+    kill) is ignored; a damaged line is a ``DamagedRecord`` naming file:line."""
+    return [_unchained(record) for _, record in read_log(folder / SAMPLES_FILE)]
 
 
-def _complete_records(path: Path) -> Iterator[dict[str, Any]]:
+def load_log(folder: Path, info: dict[str, Any]) -> tuple[list[dict[str, Any]], LogCheck]:
+    """A finished or interrupted run's records, and whether its log checks out against the
+    anchor in ``info`` (its run.json). For ``report``: reads the log once."""
+    numbered = read_log(folder / SAMPLES_FILE)
+    records = [_unchained(record) for _, record in numbered]
+    raw = info.get(ANCHOR_KEY)
+    anchor = Anchor.from_json(raw)
+    if raw is not None and anchor is None:
+        return records, LogCheck(MODIFIED, line=1, reason=f"{RUN_FILE} log_chain is malformed")
+    return records, check_chain(numbered, anchor, exact=info.get("status") != "running")
+
+
+def read_log(path: Path) -> Numbered:
+    return list(_complete_records(path)) if path.is_file() else []
+
+
+def _unchained(record: dict[str, Any]) -> dict[str, Any]:
+    if CHAIN_FIELD not in record:
+        return record
+    return {k: v for k, v in record.items() if k != CHAIN_FIELD}
+
+
+def _complete_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     data = path.read_bytes()
     end = data.rfind(b"\n") + 1  # everything after the last newline is a torn write
-    for number, line in enumerate(data[:end].splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            yield json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{path}:{number}: damaged record ({exc.msg})") from exc
+    for number, line in enumerate(data[:end].split(b"\n"), start=1):
+        if line.strip():
+            yield number, parse_line(path, number, line)
+
+
+def parse_line(path: Path, number: int, line: bytes) -> dict[str, Any]:
+    """One log line as a record, or ``DamagedRecord``: never a RecursionError or a KeyError
+    later in a reader."""
+    if len(line) > MAX_READ_LINE_BYTES:
+        raise DamagedRecord(path, number, f"record of {len(line)} bytes is over the size cap")
+    try:
+        record = json.loads(line, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise DamagedRecord(path, number, "record is nested too deeply") from None
+    except ValueError as exc:  # JSONDecodeError, bad UTF-8, NaN/Infinity
+        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)[:200]
+        raise DamagedRecord(path, number, f"damaged record ({reason})") from None
+    problem = record_problem(record)
+    if problem:
+        raise DamagedRecord(path, number, f"damaged record ({problem})")
+    return record
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not strict JSON")
+
+
+def record_problem(record: Any) -> str | None:
+    """What is wrong with a parsed record's shape, for the fields readers rely on (or None)."""
+    if not isinstance(record, dict):
+        return "a record is a JSON object"
+    if not isinstance(record.get("task"), str):
+        return "task must be a string"
+    if not isinstance(record.get("id"), (str, int)) or isinstance(record.get("id"), bool):
+        return "id must be a string or integer"
+    epoch = record.get("epoch")
+    if not isinstance(epoch, int) or isinstance(epoch, bool) or epoch < 0:
+        return "epoch must be a whole number"
+    if record.get("status") not in STATUSES:
+        return f"status must be one of {', '.join(STATUSES)}"
+    if record.get("success") not in (None, True, False):
+        return "success must be true, false or null"
+    metrics = record.get("metrics", {})
+    if not isinstance(metrics, dict) or not all(
+        value is None or isinstance(value, (int, float)) for value in metrics.values()
+    ):
+        return "metrics must map names to numbers"
+    if not isinstance(record.get("message", ""), str):
+        return "message must be a string"
+    if not isinstance(record.get("details", {}), dict):
+        return "details must be an object"
+    return None
 
 
 class RunStore:
-    """Owns one run folder for the duration of a run."""
+    """Owns one run folder for the duration of a run, and the head of its log's chain."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self._handle: Any = None
+        self._loaded = False
+        self._anchor: Anchor | None = None  # None once loaded: an unchained (older) log
 
     @property
     def run_file(self) -> Path:
         return self.folder / RUN_FILE
+
+    @property
+    def samples_file(self) -> Path:
+        return self.folder / SAMPLES_FILE
 
     def exists(self) -> bool:
         return self.run_file.is_file()
@@ -90,8 +195,9 @@ class RunStore:
             )
 
     def prepare_resume(self) -> dict[Key, dict[str, Any]]:
-        """Cut a torn tail, move infra errors aside for retry; return the finished records."""
-        path = self.folder / SAMPLES_FILE
+        """Cut a torn tail, check the chain, move infra errors aside for retry (re-chaining
+        what is kept); return the finished records. A modified log is refused."""
+        path = self.samples_file
         if not path.is_file():
             return {}
         data = path.read_bytes()
@@ -99,9 +205,11 @@ class RunStore:
         if end != len(data):
             with path.open("r+b") as handle:
                 handle.truncate(end)
+        self._loaded, self._anchor = True, self._load_anchor()
         done: dict[Key, dict[str, Any]] = {}
         retry: list[dict[str, Any]] = []
-        for record in _complete_records(path):
+        for _, record in read_log(path):
+            record = _unchained(record)
             if record.get("status") == "infra_error":
                 retry.append(record)
             else:
@@ -109,28 +217,100 @@ class RunStore:
         if retry:
             with (self.folder / ATTEMPTS_FILE).open("a", encoding="utf-8") as attempts:
                 for record in retry:
-                    attempts.write(json.dumps(record) + "\n")
-            kept = self.folder / f".{SAMPLES_FILE}.tmp"
-            with kept.open("w", encoding="utf-8") as handle:
-                for record in done.values():
-                    handle.write(json.dumps(record) + "\n")
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(kept, path)
+                    attempts.write(to_line(safe_record(record)) + "\n")
+            self._rewrite(list(done.values()))
         return done
 
+    def _load_anchor(self) -> Anchor | None:
+        """The chain to continue: the anchor in run.json, after checking the log against it;
+        a fresh one for a new log; None for a log written before chains existed."""
+        info = read_run_info(self.folder) if self.exists() else {}
+        numbered = read_log(self.samples_file)
+        raw = info.get(ANCHOR_KEY)
+        anchor = Anchor.from_json(raw)
+        if raw is not None and anchor is None:
+            raise UserError(f"{self.run_file}: log_chain is malformed; the run folder was modified")
+        if anchor is None and not numbered:
+            return Anchor.fresh()
+        check = check_chain(numbered, anchor, exact=info.get("status") != "running")
+        if check.state == MODIFIED:
+            raise UserError(
+                f"{check.describe(self.samples_file)}; its results cannot be trusted or "
+                "continued: start a new run (another --out)"
+            )
+        return None if anchor is None else Anchor(anchor.seed, check.head, check.records)
+
+    def _rewrite(self, records: list[dict[str, Any]]) -> None:
+        """Replace the log with ``records``, re-chained from the seed, atomically. run.json
+        names the new head as ``pending`` first, so a kill between the two writes leaves a log
+        that still checks out against run.json."""
+        before = self._anchor
+        if before is not None:
+            self._anchor = Anchor(before.seed, before.seed, 0)
+        lines = [self._line(record) for record in records]
+        after = self._anchor
+        if before is not None and after is not None:
+            pending = (after.head, after.records)
+            self._write_anchor(Anchor(before.seed, before.head, before.records, pending))
+        kept = self.folder / f".{SAMPLES_FILE}.tmp"
+        with kept.open("w", encoding="utf-8") as handle:
+            handle.writelines(line + "\n" for line in lines)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(kept, self.samples_file)
+        if after is not None:
+            self._write_anchor(after)
+
+    def _write_anchor(self, anchor: Anchor) -> None:
+        if self.exists():
+            write_json_atomic(self.run_file, {**read_run_info(self.folder), **_anchor(anchor)})
+
+    def _chain(self) -> Anchor | None:
+        if not self._loaded:
+            self._loaded, self._anchor = True, self._load_anchor()
+        return self._anchor
+
+    def _line(self, record: dict[str, Any]) -> str:
+        """The line for ``record``: bounded, and chained to the line before it."""
+        anchor = self._chain()
+        if anchor is None:
+            return to_line(safe_record(record))
+        safe = safe_record(record, CHAIN_RESERVE)
+        value = link(anchor.head, safe)
+        safe[CHAIN_FIELD] = value
+        self._anchor = Anchor(anchor.seed, value, anchor.records + 1)
+        return to_line(safe)
+
     def write_info(self, info: dict[str, Any]) -> None:
+        """Write run.json; it always carries the log's current anchor (the chain's head)."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(self.run_file, info)
+        anchor = self._chain()
+        write_json_atomic(self.run_file, {**info, **_anchor(anchor)} if anchor else info)
 
     def append(self, record: dict[str, Any]) -> None:
+        """Append one record, bounded and chained, flushed at once (a kill keeps it)."""
+        line = self._line(record)
         if self._handle is None:
-            self._handle = (self.folder / SAMPLES_FILE).open("a", encoding="utf-8")
-        # ASCII-only JSON: a model's U+2028 or stray \r must not split a record for any reader.
-        self._handle.write(json.dumps(record, default=str) + "\n")
+            self._handle = self.samples_file.open("a", encoding="utf-8")
+        self._handle.write(line + "\n")
         self._handle.flush()
+
+    def verify(self) -> LogCheck:
+        """Check the log on disk against the chain this process wrote (exactly: no record
+        added, removed or changed, even re-chained). Never raises."""
+        try:
+            anchor = self._chain()
+            return check_chain(read_log(self.samples_file), anchor, exact=True)
+        except DamagedRecord as exc:
+            return LogCheck(MODIFIED, line=exc.line, reason=exc.reason)
+        except (UserError, OSError) as exc:
+            return LogCheck(MODIFIED, line=1, reason=str(exc)[:300])
 
     def close(self) -> None:
         if self._handle is not None:
             self._handle.close()
             self._handle = None
+
+
+def _anchor(anchor: Anchor) -> dict[str, Any]:
+    return {ANCHOR_KEY: anchor.to_json()}

@@ -37,6 +37,7 @@ from toolbench.runner.run import (
     carried_totals,
     folder_for,
     open_run,
+    record_log_check,
     redact_command,
     slug,
 )
@@ -226,6 +227,7 @@ def execute_aware(
     finally:
         store.close()
         info = _finish_info(info, prepared, folder, stats, status)
+        record_log_check(info, store, console)
         store.write_info(info)
     return RunResult(folder=folder, info=info, stats=stats)
 

@@ -1,0 +1,170 @@
+"""Tamper evidence for ``samples.jsonl``: every record carries a checksum chain.
+
+Each record has ``"chain": sha256(previous chain + canonical JSON of the record without its
+chain)``; the first is chained from a random per-run ``seed``. ``run.json`` keeps the anchor
+(``"log_chain": {"seed", "head", "records"}``): the seed and the chain value after the last
+record the harness wrote. So editing, inserting, reordering or deleting a record, or cutting
+records off the end, is detected (by ``toolbench report`` and when a run is resumed), and the
+run also checks its log when it finishes against the head it kept in memory, which catches
+even a rewrite that recomputed the whole chain while the run was going.
+
+What this does not do: it is not a signature. Anything that can read ``run.json`` and knows the
+scheme can rewrite the log, recompute the chain and update the anchor once the run has ended.
+It is tamper-evidence against edits made without knowing to re-chain (a program rewriting the
+log in place, a hand edit, a script "fixing" scores), plus the run's own check at finish. Keeping
+programs away from the run folder is the sandbox's job (OS isolation); this is a second layer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+CHAIN_FIELD = "chain"
+ANCHOR_KEY = "log_chain"
+# Room a record line keeps for its chain field: ', "chain": "<64 hex>"'.
+CHAIN_RESERVE = 96
+
+VERIFIED, UNCHAINED, MODIFIED = "verified", "unchained", "modified"
+
+
+def new_seed() -> str:
+    return secrets.token_hex(16)
+
+
+def canonical(record: dict[str, Any]) -> bytes:
+    """The bytes a record's checksum covers: sorted keys, no spaces, ASCII, strict JSON."""
+    body = {k: v for k, v in record.items() if k != CHAIN_FIELD}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return text.encode("ascii")
+
+
+def link(previous: str, record: dict[str, Any]) -> str:
+    """The chain value of ``record`` written after a record whose chain is ``previous``."""
+    return hashlib.sha256(previous.encode("ascii") + b"\n" + canonical(record)).hexdigest()
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """What run.json says about the log: its seed, and the chain after ``records`` records.
+
+    ``pending`` is set only while a resume rewrites the log (infra errors moved aside): a kill
+    between writing the new log and updating run.json leaves a log matching ``pending``.
+    """
+
+    seed: str
+    head: str
+    records: int
+    pending: tuple[str, int] | None = None
+
+    @classmethod
+    def fresh(cls) -> Anchor:
+        seed = new_seed()
+        return cls(seed=seed, head=seed, records=0)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"seed": self.seed, "head": self.head, "records": self.records}
+        if self.pending is not None:
+            out["pending"] = {"head": self.pending[0], "records": self.pending[1]}
+        return out
+
+    @classmethod
+    def from_json(cls, obj: Any) -> Anchor | None:
+        """The anchor in run.json, or None if it is not a well-formed one."""
+        if not isinstance(obj, dict):
+            return None
+        seed, head, records = obj.get("seed"), obj.get("head"), _count(obj.get("records"))
+        if not (isinstance(seed, str) and isinstance(head, str) and records is not None):
+            return None
+        raw = obj.get("pending")
+        if raw is None:
+            return cls(seed, head, records)
+        pending = raw if isinstance(raw, dict) else {}
+        pending_head, pending_records = pending.get("head"), _count(pending.get("records"))
+        if not isinstance(pending_head, str) or pending_records is None:
+            return None
+        return cls(seed, head, records, (pending_head, pending_records))
+
+
+def _count(value: Any) -> int | None:
+    """``value`` if it is a record count (a whole number, not a bool), else None."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
+
+
+@dataclass(frozen=True)
+class LogCheck:
+    """The result of checking a log: ``verified``, ``unchained`` (written before chains
+    existed) or ``modified`` (``line`` is the first line that does not check out)."""
+
+    state: str
+    line: int = 0
+    reason: str = ""
+    head: str = ""
+    records: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.state == VERIFIED
+
+    def describe(self, path: object) -> str:
+        if self.state == MODIFIED:
+            return f"{path}:{self.line}: the log was modified after it was written ({self.reason})"
+        if self.state == UNCHAINED:
+            return f"{path}: log not chained (written by an older version)"
+        return f"{path}: log verified ({self.records} records)"
+
+
+def check_chain(
+    records: Iterable[tuple[int, dict[str, Any]]], anchor: Anchor | None, exact: bool
+) -> LogCheck:
+    """Check (line number, record) pairs against ``anchor``.
+
+    ``exact``: the log must end at the anchor (a finished run); otherwise it may continue past
+    it (a run killed mid-session appends records that its run.json has not counted yet).
+    """
+    if anchor is None:
+        for number, record in records:
+            if CHAIN_FIELD in record:
+                return _modified(number, "records are chained but run.json has no log_chain")
+        return LogCheck(UNCHAINED)
+    ends = [(anchor.records, anchor.head)]
+    if anchor.pending is not None:
+        ends.append((anchor.pending[1], anchor.pending[0]))
+    targets = {n for n, _ in ends}
+    heads = {0: anchor.seed}  # chain value after n records, for the n the anchor names
+    lines = [0]
+    previous = anchor.seed
+    for number, record in records:
+        value = record.get(CHAIN_FIELD)
+        try:
+            expected = link(previous, record)
+        except (ValueError, TypeError, RecursionError):
+            return _modified(number, "the record cannot be checksummed")
+        if value is None:
+            return _modified(number, "the record has no checksum")
+        if value != expected:
+            return _modified(number, "the record does not match its checksum")
+        previous = expected
+        lines.append(number)
+        if len(lines) - 1 in targets:
+            heads[len(lines) - 1] = value
+    count = len(lines) - 1
+    for n, head in ends:
+        if heads.get(n) == head and (count == n or not exact):
+            return LogCheck(VERIFIED, head=previous, records=count)
+    n = anchor.records
+    if count < n:
+        return _modified(lines[-1] + 1, f"{n - count} record(s) at the end were removed")
+    if heads.get(n) != anchor.head:
+        return _modified(max(lines[n], 1), "the log does not end where run.json says it did")
+    return _modified(lines[n + 1], "records were added after the run finished")
+
+
+def _modified(line: int, reason: str) -> LogCheck:
+    return LogCheck(MODIFIED, line=line, reason=reason)
