@@ -43,6 +43,15 @@ from toolbench.tasks.google_sheets.world import make_world
 LIMITS = Limits(wall_s=1.0, cpu_s=1.0)
 TABLE: list[list[Any]] = [["Product", "Cost"], ["apple", 1.5], ["rice", 3]]
 PACKAGE_DIR = str(Path(toolbench.__file__).parent)
+# Under the OS isolation a write may be refused before the audit hook sees it: the folder is
+# not there (or read-only) in the worker's view. Either refusal contains the program.
+OS_REFUSALS = (
+    "non-existent directory",
+    "No such file or directory",
+    "Read-only file system",
+    "Permission denied",
+    "Operation not permitted",
+)
 
 
 class Sandbox:

@@ -175,6 +175,7 @@ def execute(
         finally:
             store.close()
             info = finish_info(info, prepared, folder, stats, status)
+            info["isolation"] = pool.isolation  # what kept model code in (see sandbox README)
             record_log_check(info, store, console)
             store.write_info(info)
         return RunResult(folder=folder, info=info, stats=stats)

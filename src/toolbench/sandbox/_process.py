@@ -119,10 +119,13 @@ class WorkerProcess:
             "path": path,
             "seccomp": isolation.level != "none",
             "libraries": _libraries(),
+            "network": network,
         }
         argv = [sys.executable, "-s", "-c", _BOOT, json.dumps(config)]
         cwd = workdir
-        if isolation.namespaces:
+        # A live world's programs drive a real service with real credentials from the host:
+        # its workers keep the host's view (seccomp still applies, sockets allowed).
+        if isolation.namespaces and not network:
             argv = wrap_command(isolation.bwrap, argv, code_dirs, masked, network=network)
             workdir = "/sandbox"
         try:

@@ -73,7 +73,12 @@ class Template:
     """Serves the parent's requests until the connection closes."""
 
     def __init__(
-        self, conn: Connection, limits: Limits, use_seccomp: bool, libraries: dict[str, str]
+        self,
+        conn: Connection,
+        limits: Limits,
+        use_seccomp: bool,
+        libraries: dict[str, str],
+        network: bool = False,
     ) -> None:
         self.conn = conn
         self.limits = limits
@@ -86,8 +91,9 @@ class Template:
         self.shared: _SharedProcess | None = None
         self.seccomp = False
         if use_seccomp and seccomp_filter.available(libraries):
-            seccomp_filter.load_template_filter()
+            seccomp_filter.load_template_filter(network)
             self.seccomp = True
+        self.network = network
         # Collect cycles only where we choose (in program processes, under their timers).
         gc.disable()
         gc.freeze()
@@ -180,7 +186,7 @@ class Template:
     def _become_program_process(self) -> None:
         self.conn.close()  # the parent's channel is the template's alone
         if self.seccomp:
-            seccomp_filter.load_program_filter()
+            seccomp_filter.load_program_filter(self.network)
 
     def _program_process(
         self,
@@ -361,6 +367,7 @@ def main(conn: Connection, config: dict[str, Any]) -> None:
             Limits(**config["limits"]),
             bool(config.get("seccomp", True)),
             dict(config.get("libraries", {})),
+            bool(config.get("network", False)),
         )
     except BaseException as exc:
         conn.send_bytes(FAILED + policy.describe_exception(exc).encode("utf-8", "replace"))

@@ -130,6 +130,7 @@ class SandboxPool:
         self._files = FileCache()
         self._code_dirs: set[str] = {_package_root("toolbench")}
         self._seccomp: list[bool] = []
+        self._network_used = False
         self._finalizer = weakref.finalize(self, self._res.shutdown)
 
     # -- public API -----------------------------------------------------------------------
@@ -139,7 +140,15 @@ class SandboxPool:
         """What isolates this pool's workers, for run.json: level, missing layers, a line."""
         found = isolation.detect()
         seccomp = all(self._seccomp) if self._seccomp else None
-        return found.describe(seccomp)
+        described = found.describe(seccomp)
+        if self._network_used and found.namespaces:
+            described["level"] = "reduced"
+            described["missing"] = [*described["missing"], "namespaces for live-API programs"]
+            described["summary"] = (
+                "reduced: live-API programs run with the host's network and files "
+                "(seccomp and the in-process policy still apply)"
+            )
+        return described
 
     def run(self, factory: WorldFactory, program: str) -> ExecResult:
         ref = factory_ref(factory)  # microseconds; partials differ per sample, so no cache
@@ -298,6 +307,7 @@ class SandboxPool:
 
     def _start(self, profile: tuple[bool, frozenset[str]]) -> WorkerProcess:
         network, code_dirs = profile
+        self._network_used = self._network_used or network
         try:
             found = isolation.detect()
         except isolation.IsolationUnavailable as exc:

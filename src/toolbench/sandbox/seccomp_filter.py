@@ -93,24 +93,29 @@ def _filter(names: tuple[str, ...]) -> Any:
     return rules
 
 
-def load_template_filter() -> None:
+def _denied(names: tuple[str, ...], network: bool) -> tuple[str, ...]:
+    """Live worlds' workers talk to a real service: they may open sockets."""
+    return tuple(n for n in names if n not in ("socket", "socketpair")) if network else names
+
+
+def load_template_filter(network: bool = False) -> None:
     """Restrict this process (a worker template) for the rest of its life."""
     import pyseccomp as seccomp
 
-    rules = _filter(_TEMPLATE_DENIED)
+    rules = _filter(_denied(_TEMPLATE_DENIED, network))
     for flag in _NAMESPACE_FLAGS:
         namespace = seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag)
         rules.add_rule(seccomp.ERRNO(errno.EPERM), "clone", namespace)
     rules.load()
 
 
-def load_program_filter() -> None:
+def load_program_filter(network: bool = False) -> None:
     """Restrict this process (a program process, just forked) for the rest of its life."""
     import os
 
     import pyseccomp as seccomp
 
-    rules = _filter((*_TEMPLATE_DENIED, *_PROGRAM_DENIED, *_PROGRAM_DENIED_ALSO))
+    rules = _filter(_denied((*_TEMPLATE_DENIED, *_PROGRAM_DENIED, *_PROGRAM_DENIED_ALSO), network))
     others = seccomp.Arg(0, seccomp.NE, os.getpid())
     for name in _SIGNAL_CALLS:
         rules.add_rule(seccomp.ERRNO(errno.EPERM), name, others)

@@ -14,6 +14,7 @@ from typing import Any
 
 from toolbench.errors import UserError
 from toolbench.prompts.extract import extract_program
+from toolbench.sandbox import SandboxError
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.sandbox.world import WorldFactory
 from toolbench.tasks.base import LiveOptions, TaskData, TaskDefaults, TaskGenerator
@@ -74,7 +75,10 @@ class ProgramTask:
     ) -> Outcome:
         if not action.strip():
             return crash_outcome("empty program: the model wrote no action")
-        result = await sandbox.arun(self.world, action)
+        try:
+            result = await sandbox.arun(self.world, action)
+        except SandboxError as exc:
+            return sandbox_failure(exc)
         if not result.ok:
             return crash_outcome(f"{result.kind}: {result.error}")
         golds = data.gold[sample.id]
@@ -89,6 +93,12 @@ class ProgramTask:
 
     def aggregate(self, outcomes: Sequence[Outcome]) -> dict[str, float]:
         return mean_metrics(outcomes, self.metrics)
+
+
+def sandbox_failure(exc: SandboxError) -> Outcome:
+    """The sandbox itself failed (a worker would not start): the harness's problem, kept out
+    of the score and retried on resume, never the end of the run."""
+    return Outcome(status=Status.INFRA_ERROR, message=f"sandbox: {' '.join(str(exc).split())}"[:500])
 
 
 def crash_outcome(message: str) -> Outcome:

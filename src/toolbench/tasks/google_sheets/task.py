@@ -22,11 +22,12 @@ from typing import Any
 
 from toolbench.errors import UserError
 from toolbench.prompts.extract import extract_program
+from toolbench.sandbox import SandboxError
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.sandbox.world import WorldFactory
 from toolbench.tasks.base import LiveOptions, TaskData, TaskDefaults, TaskGenerator
 from toolbench.tasks.folder import load_folder, package_versions
-from toolbench.tasks.program_task import crash_outcome
+from toolbench.tasks.program_task import crash_outcome, sandbox_failure
 from toolbench.tasks.scoring import mean_metrics
 from toolbench.types import Outcome, Sample, Status
 
@@ -166,7 +167,10 @@ class SheetsTask:
                     details={"closest_label": index, "verbatim": True},
                 )
         runtime: SheetsRuntime = data.runtime
-        result = await sandbox.arun(runtime.worlds[sample.id], program)
+        try:
+            result = await sandbox.arun(runtime.worlds[sample.id], program)
+        except SandboxError as exc:
+            return sandbox_failure(exc)
         if not result.ok:
             if runtime.live and _service_failed(result.error):
                 return Outcome(status=Status.INFRA_ERROR, message=f"live: {result.error}")
