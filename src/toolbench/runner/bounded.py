@@ -93,16 +93,18 @@ class _Bounder:
         return bounded_text(_safe_str(value), self.limits.strings)
 
     def sequence(self, items: list[Any] | tuple[Any, ...], depth: int) -> list[Any]:
-        limit = self.limits.items
-        if len(items) <= limit:
-            return [self.value(item, depth + 1) for item in items]
-        kept = [self.value(item, depth + 1) for item in items[: limit - 1]]
-        return [*kept, f"[cut: {len(items)} items]"]
+        out: list[Any] = []
+        for index, item in enumerate(items):
+            if self.nodes >= self.limits.nodes or index == self.limits.items - 1 < len(items) - 1:
+                out.append(f"[cut: {len(items)} items]")
+                break
+            out.append(self.value(item, depth + 1))
+        return out
 
     def mapping(self, mapping: dict[Any, Any], depth: int) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for index, (key, item) in enumerate(mapping.items()):
-            if index == self.limits.items - 1 and len(mapping) > self.limits.items:
+            if self.nodes >= self.limits.nodes or index == self.limits.items - 1 < len(mapping) - 1:
                 out["[cut]"] = f"{len(mapping)} items"
                 break
             out[_key(key)] = self.value(item, depth + 1)
