@@ -1,0 +1,123 @@
+"""``toolbench report``: the log check and the isolation line above each run's tables."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import CliResult
+from toolbench.runner.store import RUN_FILE, SAMPLES_FILE, RunStore
+
+FULL = {"level": "full", "missing": [], "summary": "namespaces, seccomp, rlimits"}
+REDUCED = {
+    "level": "reduced",
+    "missing": ["user namespaces", "seccomp"],
+    "summary": "no user namespaces on this host; rlimits only",
+}
+
+
+def make_run(folder: Path, isolation: dict[str, Any] | None = None, n: int = 4) -> Path:
+    store = RunStore(folder)
+    info: dict[str, Any] = {"fingerprint": "f", "status": "running", "config": {"model": "m"}}
+    if isolation is not None:
+        info["isolation"] = isolation
+    store.write_info(info)
+    for index in range(n):
+        store.append(
+            {"task": "home_search", "id": str(index), "epoch": 0, "status": "scored",
+             "success": index % 2 == 0, "metrics": {"f1": 0.5}, "message": ""}
+        )  # fmt: skip
+    store.close()
+    store.write_info({**info, "status": "complete"})
+    return folder
+
+
+def test_isolation_line_and_warning_when_not_full(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    code, out, _ = cli("report", str(make_run(tmp_path / "reduced", REDUCED)))
+    assert code == 0
+    assert "isolation: reduced - no user namespaces on this host; rlimits only" in out
+    assert "warning: programs ran with reduced isolation (missing: user namespaces, seccomp)" in out
+    assert "log verified (4 records)" in out
+
+    code, out, _ = cli("report", str(make_run(tmp_path / "full", FULL)))
+    assert code == 0 and "isolation: full - namespaces, seccomp, rlimits" in out
+    assert "warning" not in out
+
+
+def test_no_isolation_line_for_older_runs(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    code, out, _ = cli("report", str(make_run(tmp_path / "old")))
+    assert code == 0 and "isolation:" not in out
+
+
+def test_json_carries_isolation_and_log_state(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    a, b = make_run(tmp_path / "a", REDUCED), make_run(tmp_path / "b")
+    code, out, _ = cli("report", "--json", str(a), str(b))
+    assert code == 0
+    report = json.loads(out)
+    assert report["isolation"] == {str(a): REDUCED}
+    assert report["log"][str(a)] == {"state": "verified", "records": 4}
+    assert report["runs"][str(a)]["home_search"]["success_rate"]["mean"] == pytest.approx(0.5)
+
+
+def test_hostile_isolation_values_are_printed_as_plain_bounded_text(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    hostile = {"level": "[bold]none[/bold]", "missing": "not a list", "summary": "x" * 10_000}
+    code, out, _ = cli("report", str(make_run(tmp_path / "h", hostile)))
+    assert code == 0
+    assert "isolation: [bold]none[/bold] - " in out  # markup shown, not interpreted
+    assert "missing: not stated" in out and "x" * 301 not in out
+    bad = make_run(tmp_path / "bad", {"level": "full"})
+    info = json.loads((bad / RUN_FILE).read_text())
+    info["isolation"] = ["not", "a", "mapping"]
+    (bad / RUN_FILE).write_text(json.dumps(info))
+    code, out, _ = cli("report", str(bad))
+    assert code == 0 and "isolation: unknown" in out
+
+
+def test_modified_log_is_refused_unless_allowed(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    folder = make_run(tmp_path / "run")
+    lines = (folder / SAMPLES_FILE).read_text().splitlines()
+    lines[1] = lines[1].replace('"success": false', '"success": true')
+    (folder / SAMPLES_FILE).write_text("\n".join(lines) + "\n")
+
+    code, out, err = cli("report", str(folder))
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1
+    assert f"{folder / SAMPLES_FILE}:2: the log was modified after it was written" in err
+    assert "--allow-modified" in err
+
+    code, out, _ = cli("report", "--allow-modified", str(folder))
+    assert code == 0
+    assert "WARNING:" in out and "samples.jsonl:2" in out and "cannot be trusted" in out
+    code, out, _ = cli("report", "--json", "--allow-modified", str(folder))
+    assert json.loads(out)["log"][str(folder)]["state"] == "modified"
+
+
+def test_unchained_older_log_still_reports(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    folder = tmp_path / "old"
+    folder.mkdir()
+    (folder / RUN_FILE).write_text(json.dumps({"status": "complete", "config": {"model": "m"}}))
+    record = {"task": "home_search", "id": "0", "epoch": 0, "status": "scored", "success": True}
+    (folder / SAMPLES_FILE).write_text(json.dumps(record) + "\n")
+    code, out, _ = cli("report", str(folder))
+    assert code == 0 and "log not chained (written by an older version)" in out
+
+
+def test_damaged_line_is_one_line_exit_2(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    folder = make_run(tmp_path / "run")
+    with (folder / SAMPLES_FILE).open("a") as handle:
+        handle.write("[" * 50_000 + "]" * 50_000 + "\n")
+    code, _, err = cli("report", str(folder), "--allow-modified")
+    assert code == 2 and err.count("\n") == 1
+    assert f"{folder / SAMPLES_FILE}:5: record is nested too deeply" in err
