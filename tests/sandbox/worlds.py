@@ -91,3 +91,27 @@ def trouble_world() -> World:
 
 def broken_world() -> World:
     raise RuntimeError("this factory is broken")
+
+
+def _run_unrestricted(source: str) -> dict[str, Any]:
+    """Stands in for a program that broke every in-process layer: real builtins, no audit
+    fence. Only the OS isolation is left between it and the machine."""
+    import builtins
+
+    from toolbench.sandbox import audit
+
+    audit.disarm()
+    scope: dict[str, Any] = {"__builtins__": builtins, "report": {}}
+    exec(source, scope)  # test-only: this is the simulated escape
+    report: dict[str, Any] = scope["report"]
+    return report
+
+
+def escape_world() -> World:
+    """``escape(source)`` runs ``source`` with real builtins; its ``report`` is the state."""
+    box: dict[str, Any] = {}
+
+    def escape(source: str) -> None:
+        box.update(_run_unrestricted(source))
+
+    return World(namespace={"escape": escape}, snapshot=lambda: dict(box))

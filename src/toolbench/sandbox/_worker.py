@@ -89,7 +89,7 @@ def harden(limits: Limits) -> None:
         if key not in _ENV_KEEP:
             del os.environ[key]
     devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (1, 2):
+    for fd in (0, 1, 2):  # fd 0 was the parent's socket: the worker talks over a dup of it
         os.dup2(devnull, fd)
     os.close(devnull)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's business
