@@ -29,6 +29,7 @@ from urllib.parse import parse_qsl
 from fastapi import FastAPI, Request
 from fastapi.responses import PlainTextResponse, Response
 from starlette.datastructures import QueryParams
+from starlette.requests import ClientDisconnect
 
 from toolbench.tasks.the_cat_api.breeds import BREED_BY_ID, BREEDS, CATEGORIES
 from toolbench.tasks.the_cat_api.catalogue import IMAGES, Image, breed_json
@@ -210,16 +211,23 @@ async def _read(request: Request) -> str:
     announce (or send) gigabytes, which is a 413 here, not memory spent."""
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY:
-            raise ApiError(413, "request entity too large")
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > MAX_BODY:
+                raise ApiError(413, "request entity too large")
+            chunks.append(chunk)
+    except ClientDisconnect:  # a body shorter than its Content-Length: no one to answer
+        raise ApiError(400, "request body ended early") from None
     return b"".join(chunks).decode("utf-8", "replace").strip()
 
 
+class _NotJson(ValueError):
+    """NaN/Infinity, which Python's decoder accepts but JSON (and the real API) does not."""
+
+
 def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
+    raise _NotJson(name)
 
 
 async def _body(request: Request) -> dict[str, Any]:
@@ -237,8 +245,12 @@ async def _body(request: Request) -> dict[str, Any]:
         data = json.loads(raw, parse_constant=_no_constant)
     except json.JSONDecodeError:
         data = dict(parse_qsl(raw)) if "=" in raw else None
-    except (ValueError, RecursionError):
-        raise ApiError(400, "request body is not valid JSON") from None
+    except _NotJson as exc:
+        raise ApiError(400, f"request body is not valid JSON ({exc} is not a number)") from None
+    except ValueError:  # an integer past Python's 4300-digit limit
+        raise ApiError(400, "request body has a number too long to read") from None
+    except RecursionError:  # unreachable after _depth(); kept as the decoder's own limit
+        raise ApiError(400, "request body is nested too deeply") from None
     if not isinstance(data, dict):
         raise ApiError(400, '"value" must be of type object')
     try:
