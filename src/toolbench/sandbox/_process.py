@@ -32,6 +32,7 @@ from toolbench.sandbox._protocol import (
     FAILED,
     FILE,
     LOADING,
+    NONCE_BYTES,
     PROGRAM,
     READY,
     ProtocolError,
@@ -81,14 +82,14 @@ _spawner: ThreadPoolExecutor | None = None
 _spawner_lock = threading.Lock()
 
 
-def _spawn(argv: list[str], **options: Any) -> subprocess.Popen[bytes]:
+def _spawn(argv: list[str], **options: Any) -> Any:
     """``Popen`` from one thread that lives as long as the process: bubblewrap's
     --die-with-parent fires when the thread that started it ends, not the process."""
     global _spawner
     with _spawner_lock:
         if _spawner is None:
             _spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sandbox-spawn")
-    return _spawner.submit(subprocess.Popen, argv, **options).result()
+    return _spawner.submit(lambda: subprocess.Popen(argv, **options)).result()
 
 
 @functools.cache
@@ -182,7 +183,10 @@ class WorkerProcess:
             if remaining <= 0:
                 return None
             if self.poller.poll(max(1, int(remaining * 1000) + 1)):
-                return self.conn.recv_bytes(self.max_reply)
+                try:
+                    return self.conn.recv_bytes(self.max_reply)
+                except OSError:
+                    raise ProtocolError("the worker sent a message over the size cap") from None
 
     def send_file(self, path: str, content: bytes, digest: str) -> None:
         if (path, digest) in self.files_sent:
@@ -198,13 +202,18 @@ class WorkerProcess:
         EOFError/OSError: it died or overflowed; ProtocolError: it broke the protocol. The
         worker may ask for import time once (``LOADING``); a second ask is a protocol error,
         so no worker can keep a program alive by asking again and again."""
-        self.conn.send_bytes(PROGRAM + payload)
+        nonce = os.urandom(NONCE_BYTES)
+        self.conn.send_bytes(PROGRAM + nonce + payload)
         deadline = time.monotonic() + budget_s
         loading = False
         while True:
             reply = self.receive(deadline)
-            if reply != LOADING:
-                return reply
+            if reply is None:
+                return None
+            if reply[1 : 1 + NONCE_BYTES] != nonce:  # a stale or invented message
+                raise ProtocolError("the worker sent a message that answers no request")
+            if reply[:1] != LOADING:
+                return reply[:1] + reply[1 + NONCE_BYTES :]
             if loading:
                 raise ProtocolError("the worker asked for import time twice for one program")
             loading = True
@@ -220,7 +229,7 @@ class WorkerProcess:
 
     def exit_description(self) -> str:
         try:
-            code = self.proc.wait(timeout=5)
+            code = self.proc.wait(timeout=1)
         except subprocess.TimeoutExpired:
             return "stopped answering"
         if code < 0:

@@ -7,13 +7,13 @@ state that is strict JSON (no NaN or Infinity), nested at most ``MAX_STATE_DEPTH
 integers of at most ``MAX_INT_DIGITS`` digits. Anything else is a ``ProtocolError``: the pool
 ends that program as ``worker_died`` and replaces the worker; the run goes on.
 
-    parent -> worker   b"P" <module>:<factory>[?<json args>] \\0 <program source>
+    parent -> worker   b"P" <nonce> <module>:<factory>[?<json args>] \\0 <program source>
                        b"F" <path> \\0 <bytes>       (a data file a world reads, see files.py)
     worker -> parent   b"r" <json facts>             once, when ready (seccomp applied ...)
                        b"E" <why>                    instead of b"r": it could not start
-                       b"l"                          at most once per program: importing a
+                       b"l" <nonce>                  at most once per program: importing a
                                                      factory's module, allow extra time
-                       b"R" <json head> \\n <state>   the program's result
+                       b"R" <nonce> <json head> \\n <state>   the program's result
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+NONCE_BYTES = 8  # per program: a reply must carry its request's nonce, so none can be stale
 READY = b"r"
 FAILED = b"E"
 LOADING = b"l"
@@ -91,7 +92,10 @@ def parse_state(text: str) -> Any:
         return None
     try:
         value = json.loads(
-            text, parse_constant=_refuse_constant, parse_int=_checked_int, parse_float=_checked_float
+            text,
+            parse_constant=_refuse_constant,
+            parse_int=_checked_int,
+            parse_float=_checked_float,
         )
     except RecursionError:
         raise ProtocolError("the state is nested too deeply to read") from None

@@ -19,6 +19,7 @@ at the deadline, and alone talks to the parent.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
 import json
@@ -34,6 +35,7 @@ from toolbench.sandbox._protocol import (
     FILE,
     INTERNAL,
     LOADING,
+    NONCE_BYTES,
     PROGRAM,
     READY,
     RESULT,
@@ -89,6 +91,7 @@ class Template:
         self.factories: dict[str, Callable[..., Any]] = {}
         self.primed: set[str] = set()
         self.shared: _SharedProcess | None = None
+        self.nonce = b""
         self.seccomp = False
         if use_seccomp and seccomp_filter.available(libraries):
             seccomp_filter.load_template_filter(network)
@@ -113,7 +116,9 @@ class Template:
                 files.install(path.decode("utf-8", "surrogateescape"), content)
                 self._retire_shared()  # a new file: the shared process must be re-forked
             elif tag == PROGRAM:
-                self.conn.send_bytes(self.handle(body))
+                self.nonce, request = body[:NONCE_BYTES], body[NONCE_BYTES:]
+                reply = self.handle(request)
+                self.conn.send_bytes(reply[:1] + self.nonce + reply[1:])
             else:
                 return  # the parent never sends anything else
 
@@ -135,7 +140,7 @@ class Template:
 
     def _load(self, name: str) -> Callable[..., Any]:
         module_name, _, qualname = name.partition(":")
-        self.conn.send_bytes(LOADING)
+        self.conn.send_bytes(LOADING + self.nonce)
         module = importlib.import_module(module_name)
         prepare = getattr(module, PREPARE_HOOK, None)
         if callable(prepare):
@@ -240,7 +245,9 @@ class Template:
     def _judge(self, data: bytes, timed_out: bool, status: int) -> bytes:
         """The reply for the parent, from what a program process wrote and how it ended."""
         if timed_out:
-            return encode_result("timeout", f"timeout: program ran longer than {self.limits.wall_s} s")
+            return encode_result(
+                "timeout", f"timeout: program ran longer than {self.limits.wall_s} s"
+            )
         if len(data) > self.max_reply:
             return _died("sent a reply over the size cap")
         if not data.startswith(WORLD_READY):
@@ -344,10 +351,8 @@ class _SharedProcess:
     def end(self) -> str:
         """Kill and reap it; what happened ('timeout', or how it died)."""
         problem = self.last_problem
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         status = os.waitpid(self.pid, 0)[1]
         for conn in (self.requests, self.replies):
             conn.close()

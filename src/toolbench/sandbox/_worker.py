@@ -238,7 +238,7 @@ class Executor:
             return self._execute(codes, world, output)
 
     def _execute(
-        self, codes: list[Any], world: Built, output: policy.OutputBuffer
+        self, codes: tuple[Any, ...], world: Built, output: policy.OutputBuffer
     ) -> tuple[str, str | None, str]:
         scope = policy.make_globals(world.namespace, world.allowed, output, world.writable)
         world.namespace.clear()

@@ -157,7 +157,9 @@ def wrap_command(
     common = [*_COMMON] if network else ["--unshare-net", *_COMMON]
     if network:
         view += [*("--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf")]
-        view += [*("--ro-bind-try", "/etc/ssl", "/etc/ssl", "--ro-bind-try", "/etc/hosts", "/etc/hosts")]
+        view += [
+            *("--ro-bind-try", "/etc/ssl", "/etc/ssl", "--ro-bind-try", "/etc/hosts", "/etc/hosts")
+        ]
     if os.geteuid() != 0:
         return [bwrap, *view, "--unshare-user", *common, "--cap-drop", "ALL", "--", *argv]
     uid = str(SANDBOX_UID)
@@ -216,7 +218,9 @@ def detect() -> Isolation:
     if wanted not in ("auto", "full", "none"):
         raise IsolationUnavailable(f"{ENV_VAR} must be auto, full or none, not {wanted!r}")
     if wanted == "none":
-        return Isolation("none", False, ("namespaces", "seccomp"), {"namespaces": "off by env"})
+        return Isolation(
+            "none", False, missing=("namespaces", "seccomp"), reasons={"namespaces": "off by env"}
+        )
     reasons: dict[str, str] = {}
     bwrap = shutil.which("bwrap")
     if not sys.platform.startswith("linux"):
@@ -237,7 +241,7 @@ def detect() -> Isolation:
             f"{reasons['namespaces']}; {HOW_TO}"
         )
     missing = ("namespaces", "unprivileged uid")
-    return Isolation("reduced", False, missing, reasons)
+    return Isolation("reduced", False, missing=missing, reasons=reasons)
 
 
 _warned: set[str] = set()

@@ -13,8 +13,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import sys
 import shutil
+import sys
 import tempfile
 import threading
 import time
@@ -27,7 +27,7 @@ from typing import Any
 
 from toolbench.sandbox import isolation
 from toolbench.sandbox._process import SandboxError, WorkerProcess
-from toolbench.sandbox._protocol import INTERNAL, KINDS, ProtocolError, parse_result
+from toolbench.sandbox._protocol import INTERNAL, ProtocolError, parse_result
 from toolbench.sandbox.files import FILES_HOOK, FileCache
 from toolbench.sandbox.limits import Limits
 from toolbench.sandbox.world import NETWORK_FLAG, WorldFactory, factory_function, factory_ref
@@ -172,6 +172,8 @@ class SandboxPool:
             result = self._parse(reply, duration)
             healthy = True
             return result
+        except _Internal as exc:
+            raise SandboxError(str(exc)) from None
         except ProtocolError as exc:
             error = f"worker_died: the sandbox worker broke the protocol ({exc})"
             return ExecResult(False, None, error, "worker_died", duration_s=self._since(start))
@@ -221,8 +223,8 @@ class SandboxPool:
     def _parse(self, reply: bytes, duration: float) -> ExecResult:
         """The worker's reply read strictly; ``ProtocolError`` for anything off-schema."""
         parsed = parse_result(reply, self.limits.max_output_bytes)
-        if parsed.kind == INTERNAL:
-            raise SandboxError(f"sandbox worker: {parsed.error}")
+        if parsed.kind == INTERNAL:  # the worker is replaced: it may not be telling the truth
+            raise _Internal(f"sandbox worker: {parsed.error}")
         if parsed.kind == "ok":
             return ExecResult(True, parsed.state, None, "ok", parsed.stdout, duration)
         return ExecResult(False, None, parsed.error, parsed.kind, parsed.stdout, duration)
@@ -333,6 +335,10 @@ class SandboxPool:
             self._cond.notify()
         if not keep:
             worker.kill()
+
+
+class _Internal(Exception):
+    """A worker reported that harness code (a world factory) failed."""
 
 
 def _package_root(module_name: str) -> str:

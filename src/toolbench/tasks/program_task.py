@@ -98,7 +98,9 @@ class ProgramTask:
 def sandbox_failure(exc: SandboxError) -> Outcome:
     """The sandbox itself failed (a worker would not start): the harness's problem, kept out
     of the score and retried on resume, never the end of the run."""
-    return Outcome(status=Status.INFRA_ERROR, message=f"sandbox: {' '.join(str(exc).split())}"[:500])
+    return Outcome(
+        status=Status.INFRA_ERROR, message=f"sandbox: {' '.join(str(exc).split())}"[:500]
+    )
 
 
 def crash_outcome(message: str) -> Outcome:
