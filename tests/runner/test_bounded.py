@@ -184,3 +184,17 @@ def test_reading_returns_what_was_appended(tmp_path: Path) -> None:
 @pytest.mark.parametrize("limit", [0, 5, 40])
 def test_bounded_text_never_exceeds_its_limit(limit: int) -> None:
     assert len(b.bounded_text("z" * 1_000, limit)) <= max(limit, len("...[cut: 1000 characters]"))
+
+
+def test_what_is_written_passes_the_reader_checks(tmp_path: Path) -> None:
+    """Found by benchmarks/fuzz_extract.py: a metric that was not a number was written, then
+    refused on reading. Checked fields now keep their types."""
+    record = _base(
+        metrics={"f1": "high", "x": 10**40, "y": [1], "ok": 1.0},
+        message=["not", "a", "string"],
+        details=["not a mapping"],
+    )
+    _, read = write_and_read(tmp_path, record)
+    assert read["metrics"] == {"f1": None, "x": None, "y": None, "ok": 1.0}
+    assert read["message"] == '["not", "a", "string"]'
+    assert read["details"] == {"value": ["not a mapping"]}

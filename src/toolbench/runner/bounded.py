@@ -143,22 +143,37 @@ def safe_record(record: dict[str, Any], reserve: int = 0) -> dict[str, Any]:
     """A bounded copy of ``record`` whose JSON line is at most ``MAX_RECORD_BYTES - reserve``
     (``reserve``: room for fields added afterwards, such as the log's checksum)."""
     budget = MAX_RECORD_BYTES - reserve
-    safe = _as_dict(bounded(record))
+    safe = _conform(bounded(record))
     if len(to_line(safe)) <= budget:
         return safe
     slim = {k: v for k, v in record.items() if k != "details"}
     for limits in _FALLBACKS:
-        safe = _as_dict(bounded(slim, limits))
+        safe = _conform(bounded(slim, limits))
         safe["details"] = {"cut": f"dropped: the record was over {MAX_RECORD_BYTES} bytes"}
         if len(to_line(safe)) <= budget:
             return safe
-    minimal = _as_dict(bounded({k: record.get(k) for k in IDENTITY_FIELDS}, Limits(100, 10, 50)))
+    minimal = _conform(bounded({k: record.get(k) for k in IDENTITY_FIELDS}, Limits(100, 10, 50)))
     minimal["message"] = f"record cut to its identity: over {MAX_RECORD_BYTES} bytes"
     return minimal
 
 
-def _as_dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {"value": value}
+def _conform(safe: Any) -> dict[str, Any]:
+    """Give the fields readers check the types they check (``store.record_problem``), so that
+    whatever is written can be read back: metrics are numbers or null (a cut marker or any
+    other value becomes null), the message is a string, details an object."""
+    if not isinstance(safe, dict):
+        return {"value": safe}
+    if "metrics" in safe:
+        metrics = safe["metrics"] if isinstance(safe["metrics"], dict) else {}
+        safe["metrics"] = {
+            name: value if isinstance(value, (int, float)) else None
+            for name, value in metrics.items()
+        }
+    if "message" in safe and not isinstance(safe["message"], str):
+        safe["message"] = json.dumps(safe["message"])
+    if "details" in safe and not isinstance(safe["details"], dict):
+        safe["details"] = {"value": safe["details"]}
+    return safe
 
 
 def to_line(safe: dict[str, Any]) -> str:
