@@ -145,3 +145,9 @@ def test_extraction_is_total_a_substring_and_deterministic(reply: str) -> None:
     assert result in reply
     assert result == result.strip()
     assert extract_program(reply) == result
+
+
+def test_parser_warnings_from_model_text_are_not_printed(recwarn: pytest.WarningsRecorder) -> None:
+    assert extract_program("Intro.\nx = 1x\nOutro.") == "Intro.\nx = 1x\nOutro."
+    assert extract_program('Intro.\nx = "\\d"\nOutro.') == 'x = "\\d"'
+    assert not [w for w in recwarn if issubclass(w.category, SyntaxWarning | DeprecationWarning)]
