@@ -95,29 +95,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=int, default=10_000, help="cases per strategy")
     n = parser.parse_args(argv).cases
     weather, cat = weather_fuzzer(), cat_fuzzer()
-    plan: list[tuple[str, list[tuple[st.SearchStrategy[Any], Callable[[Any], str | None]]]]] = [
-        ("curl parser", [(curl_lines, check_parser)]),
-        ("open_weather", [(weather_cases, lambda c: weather.check(scope_of(c))),
-                          (raw_cases, weather.check)]),
-        ("the_cat_api", [(cat_cases, lambda c: cat.check(scope_of(c))),
-                         (raw_cases, cat.check)]),
+    Part = tuple[str, st.SearchStrategy[Any], Callable[[Any], str | None]]
+    plan: list[tuple[str, list[Part]]] = [
+        ("curl parser", [("lines", curl_lines, check_parser)]),
+        ("open_weather", [("structured", weather_cases, lambda c: weather.check(scope_of(c))),
+                          ("raw", raw_cases, weather.check)]),
+        ("the_cat_api", [("structured", cat_cases, lambda c: cat.check(scope_of(c))),
+                         ("raw", raw_cases, cat.check)]),
     ]  # fmt: skip
     failed = False
     total_start = time.perf_counter()
     for name, parts in plan:
         tally = Tally(name)
         start = time.perf_counter()
-        for strategy, check in parts:
+        split = []
+        for label, strategy, check in parts:
+            before = tally.cases
             drive(tally, strategy, check, n)
+            split.append(f"{tally.cases - before} {label}")
         elapsed = time.perf_counter() - start
         print(
-            f"fuzz {name:<13} {tally.cases:>6} cases  {tally.failures} uncaught exceptions  "
-            f"{elapsed:6.1f} s",
+            f"fuzz {name:<13} {tally.cases:>6} cases ({' + '.join(split)})  "
+            f"{tally.failures} uncaught exceptions  {elapsed:6.1f} s",
             flush=True,
         )
         for example in tally.examples:
             print(f"    {example}")
-        failed |= tally.failures > 0 or tally.cases < n
+        failed |= tally.failures > 0 or tally.cases < n * len(parts)
     weather.close()
     cat.close()
     print(f"total {time.perf_counter() - total_start:.1f} s; {'FAILED' if failed else 'ok'}")

@@ -1,7 +1,9 @@
-"""Hostile curl lines ``parse_curl`` must refuse, as (name, line) pairs.
+"""Hostile curl lines: ``HOSTILE_CURL``, which ``parse_curl`` must refuse, as (name, line) pairs,
+and ``HOSTILE_HTTP``, replies that must end as a stated per-sample outcome through the task.
 
-Each is otherwise a plausible request to the allowed host (``HOST``), so the refusal comes from
-the hostile part. Lines that would touch the disk aim at ``SENTINEL``, which must never appear.
+Each ``HOSTILE_CURL`` line is otherwise a plausible request to the allowed host (``HOST``), so the
+refusal comes from the hostile part. Lines that would touch the disk aim at ``SENTINEL``, which
+must never appear.
 """
 
 from __future__ import annotations
@@ -79,6 +81,8 @@ HOSTILE_CURL: list[tuple[str, str]] = [
     ("bad_method", f"curl -X 'GET /admin HTTP/1.1' {URL}"),
     ("host_header", f"curl -H 'Host: evil.example' {URL}"),
     ("header_no_colon", f"curl -H 'x-api-key' {URL}"),
+    ("header_non_ascii", f"curl -H 'x-api-key: cl\u00e9' {URL}"),  # httpx could not send it
+    ("header_bidi_override", f"curl -H 'Accept: \u202ejson' {URL}"),
     # -- URLs --------------------------------------------------------------------------------------
     ("file_url", f"curl file://{SENTINEL}"),
     ("file_url_passwd", "curl file:///etc/passwd"),
@@ -106,6 +110,7 @@ HOSTILE_CURL: list[tuple[str, str]] = [
     # -- size --------------------------------------------------------------------------------------
     ("huge_line", f"curl 'https://{HOST}/x?q=" + "a" * 100_000 + "'"),
     ("many_tokens", f"curl {URL}" + " -s" * 200),
+    ("url_inflates_when_encoded", f"curl 'https://{HOST}/x?q=" + "\u8a9e" * 3600 + "'"),
 ]
 
 

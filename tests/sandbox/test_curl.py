@@ -7,12 +7,14 @@ import builtins
 import contextlib
 import io
 import os
+import re
 import subprocess
 import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, quote_plus
 
+import httpx
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -20,6 +22,7 @@ from hypothesis import strategies as st
 from tests.sandbox.hostile_curl import HOST, HOSTILE_CURL, SENTINEL
 from toolbench.sandbox.curl import (
     MAX_LINE,
+    MAX_URL,
     CurlError,
     HttpRequest,
     first_curl_line,
@@ -168,6 +171,18 @@ def test_port_only_when_allowed_with_it() -> None:
         parse_curl("curl http://localhost:8123/x")
 
 
+def test_accepted_requests_are_sendable() -> None:
+    """Header values must be ASCII and the re-encoded URL short enough for httpx, or httpx would
+    raise when the request is sent, outside any per-sample handler."""
+    with pytest.raises(CurlError, match="non-ASCII value"):
+        parse(f"curl -H 'x-api-key: caf\u00e9' '{W}'")
+    req = parse(f"curl -H 'x-api-key: a\tb' '{W}?q=" + "\u8a9e" * 3000 + "'")
+    assert len(req.url()) <= MAX_URL
+    httpx.Request(req.method, req.url(), headers=list(req.headers))
+    with pytest.raises(CurlError, match="too long once percent-encoded"):
+        parse(f"curl '{W}?q=" + "\u8a9e" * 3600 + "'")
+
+
 def test_data_raw_at_is_literal() -> None:
     assert parse(f"curl '{W}' --data-raw '@not-a-file'").body == b"@not-a-file"
 
@@ -206,6 +221,33 @@ curl -X GET 'https://example.org/second'
 )
 def test_first_curl_line(text: str, expected: str | None) -> None:
     assert first_curl_line(text) == expected
+
+
+def _first_curl_line_naive(text: str) -> str | None:
+    for raw in text.splitlines():
+        line = raw.strip().strip("`").strip()
+        if re.match(r"curl(?:\s|$)", line):
+            return line
+    return None
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["curl", "curly", " ", "`", "x", "\n", "\r\n", "\r", "\x0b", "\x1c",
+                         "\x85", "\u2028", "\t", "\u00a0"]) | st.text(max_size=3),
+        max_size=20,
+    ).map("".join)
+)  # fmt: skip
+def test_first_curl_line_matches_the_line_by_line_rule(text: str) -> None:
+    assert first_curl_line(text) == _first_curl_line_naive(text)
+
+
+def test_degenerate_replies_are_scanned_fast() -> None:
+    start = time.perf_counter()
+    assert first_curl_line("(\n" * 3_000_000) is None
+    assert first_curl_line("(\n" * 3_000_000 + f"curl '{W}'") == f"curl '{W}'"
+    assert time.perf_counter() - start < 0.5
 
 
 def test_fenced_reply_parses() -> None:
@@ -283,12 +325,14 @@ def test_worst_case_lines_are_fast(line: str) -> None:
 
 
 def check_any(line: str) -> None:
-    """Only CurlError may escape; whatever parses must round-trip through url()."""
+    """Only CurlError may escape; whatever parses must be sendable by httpx (which raises on
+    non-ASCII header values and over-long URLs) and round-trip through url()."""
     try:
         req = parse(line)
     except CurlError as exc:
         assert "\n" not in str(exc)
         return
+    httpx.Request(req.method, req.url(), headers=list(req.headers), content=req.body)
     again_line = f"curl -X {req.method} '{req.url()}'"
     assume(len(again_line) <= MAX_LINE)  # url() percent-encodes, which can outgrow the cap
     again = parse(again_line)

@@ -17,6 +17,7 @@ import pytest
 
 from tests.conftest import CliResult, read_run
 from tests.sandbox.hostile_curl import CAT, HOSTILE_HTTP, IMAGE, OW, HostileRequest
+from toolbench.sandbox.curl import CurlError, HttpRequest
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.tasks.base import TaskData
 from toolbench.tasks.curl_task import CurlTask
@@ -111,6 +112,16 @@ def test_a_simulator_that_raises_is_a_model_error_naming_the_exception(
     assert "OverflowError" in outcome.message and "\n" not in outcome.message
     ok = asyncio.run(task.score(data, benign, GOLD["open_weather"], NO_SANDBOX))
     assert (ok.status, ok.success) == (Status.SCORED, True)
+
+
+def test_a_request_httpx_cannot_build_is_refused_by_the_executor() -> None:
+    """Defence in depth for requests that did not come through parse_curl's checks."""
+    task, _, _, _ = PREPARED["the_cat_api"]
+    executor = SimulatedExecutor(task.service)
+    request = HttpRequest("GET", "https", "api.thecatapi.com", "/v1/breeds", (),
+                          (("x-api-key", "caf\u00e9"),), None)  # fmt: skip
+    with pytest.raises(CurlError, match=r"request cannot be sent \(UnicodeEncodeError"):
+        asyncio.run(executor.execute(request, {}))
 
 
 # -- end to end through the CLI ------------------------------------------------------------------

@@ -52,6 +52,7 @@ _WHY = {
 }
 _ALLOWED_FLAGS = "-X -H -d --data(-raw|-ascii|-binary|-urlencode) --json -G -s -S -L --compressed"
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")  # all but tab
+_LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # where str.splitlines() splits
 _OPERATOR = re.compile(r"[;&|<>()]+")
 _EXPANSION = re.compile(r"[A-Za-z0-9_({@*#?$!-]")  # what may follow '$' to expand
 _TCHAR = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP header name
@@ -109,8 +110,18 @@ class HttpRequest:
 def first_curl_line(text: str) -> str | None:
     """The first line of a reply that, stripped, starts with ``curl`` (as the original scorer
     did), so prose and ``` fences around the command are ignored. Backticks wrapping the line
-    itself (```curl ...``` or `curl ...`) are removed. None if there is no such line."""
-    for raw in text.splitlines():
+    itself (```curl ...``` or `curl ...`) are removed. None if there is no such line.
+
+    Lines without ``curl`` cannot qualify, so the scan starts at the line holding the first
+    ``curl`` and skips the others unexamined: a degenerate reply of millions of short lines
+    ("(\\n" repeated) costs a few C-speed scans, not a Python loop per line."""
+    at = text.find("curl")
+    if at < 0:
+        return None
+    begin = max(text.rfind(mark, 0, at) for mark in _LINE_BREAKS) + 1
+    for raw in text[begin:].splitlines():
+        if "curl" not in raw:
+            continue
         line = raw.strip().strip("`").strip()
         if re.match(r"curl(?:\s|$)", line):
             return line
