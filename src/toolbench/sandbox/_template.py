@@ -134,6 +134,9 @@ class Template:
             return internal_reply(exc)
         if shared:
             return self._run_shared(name, args, kwargs, source)
+        # Compile here (harness code, no program runs), so the code cache lives in the
+        # template and forked program processes find the program's lines already compiled.
+        self.executor.code.get(source)
         return self._run_forked(factory, args, kwargs, source)
 
     # -- loading -------------------------------------------------------------------------------
