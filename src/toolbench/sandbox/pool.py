@@ -36,7 +36,7 @@ DEFAULT_LIMITS = Limits()
 MAX_PROGRAM_CHARS = 100_000
 GRACE_S = 1.0  # the worker's own timers and its template's kill get this long before ours
 
-__all__ = ["ExecResult", "SandboxError", "SandboxPool"]
+__all__ = ["KINDS", "ExecResult", "SandboxError", "SandboxPool"]
 
 
 @dataclass(frozen=True)
