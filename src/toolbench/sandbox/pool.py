@@ -27,7 +27,7 @@ from typing import Any
 
 from toolbench.sandbox import isolation
 from toolbench.sandbox._process import SandboxError, WorkerProcess
-from toolbench.sandbox._protocol import INTERNAL, ProtocolError, parse_result
+from toolbench.sandbox._protocol import INTERNAL, KINDS, ProtocolError, parse_result
 from toolbench.sandbox.files import FILES_HOOK, FileCache
 from toolbench.sandbox.limits import Limits
 from toolbench.sandbox.world import NETWORK_FLAG, WorldFactory, factory_function, factory_ref
