@@ -152,7 +152,8 @@ def test_hostile_pandas_program_is_contained(sandbox: Sandbox, case: Case) -> No
     problems: list[str] = []
     if result.ok or result.kind not in case.kinds:
         problems.append(f"ended {result.kind} (expected {sorted(case.kinds)}): {result}")
-    if case.error is not None and case.error not in (result.error or ""):
+    refused_by_os = any(text in (result.error or "") for text in OS_REFUSALS)
+    if case.error is not None and case.error not in (result.error or "") and not refused_by_os:
         problems.append(f"error {result.error!r} does not mention {case.error!r}")
     if result.error and ("\n" in result.error or len(result.error) > 300):
         problems.append(f"error is not one short line: {result.error!r}")
