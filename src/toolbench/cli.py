@@ -80,6 +80,17 @@ def _add_prompt_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cache-dir", type=Path, default=None, help="response cache and embeddings")
 
 
+def _add_report_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
+    report = sub.add_parser("report", help="metrics with 95%% CIs; paired difference of two runs")
+    report.add_argument("runs", nargs="+", type=Path)
+    report.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    report.add_argument(
+        "--allow-modified",
+        action="store_true",
+        help="report a run whose log was modified after it was written (with a warning)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="toolbench", description="Evaluate LLM tool use on simulated tools.")
     parser.add_argument("--version", action="version", version=f"toolbench {__version__}")
@@ -124,14 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     prompt.add_argument("--sample", required=True, help="sample id (line number for original data)")
     _add_prompt_flags(prompt)
 
-    report = sub.add_parser("report", help="metrics with 95%% CIs; paired difference of two runs")
-    report.add_argument("runs", nargs="+", type=Path)
-    report.add_argument("--json", action="store_true", help="print JSON instead of tables")
-    report.add_argument(
-        "--allow-modified",
-        action="store_true",
-        help="report a run whose log was modified after it was written (with a warning)",
-    )
+    _add_report_parser(sub)
 
     data = sub.add_parser("data", help="generate our datasets")
     data_sub = data.add_subparsers(dest="data_command", required=True, parser_class=_Parser)
