@@ -49,6 +49,10 @@ def test_isolation_line_and_warning_when_not_full(
     assert code == 0 and "isolation: full - namespaces, seccomp, rlimits" in out
     assert "warning" not in out
 
+    said = {**FULL, "summary": "full: namespaces, uid 65534, seccomp"}  # the level said once
+    code, out, _ = cli("report", str(make_run(tmp_path / "said", said)))
+    assert code == 0 and "isolation: full: namespaces, uid 65534, seccomp" in out
+
 
 def test_no_isolation_line_for_older_runs(cli: Callable[..., CliResult], tmp_path: Path) -> None:
     code, out, _ = cli("report", str(make_run(tmp_path / "old")))

@@ -103,7 +103,8 @@ def render_checks(run: LoadedRun, console: Console) -> None:
         say(run.log_line, "dim")
     isolation = run.isolation
     if isolation is not None:
-        say(f"isolation: {isolation['level']} - {isolation['summary']}", "dim")
+        level, summary = isolation["level"], isolation["summary"]
+        say(f"isolation: {summary if summary.startswith(level) else f'{level} - {summary}'}", "dim")
         if isolation["level"] != "full":
             missing = ", ".join(isolation["missing"]) or "not stated"
             say(
