@@ -42,7 +42,8 @@ def test_isolation_line_and_warning_when_not_full(
     code, out, _ = cli("report", str(make_run(tmp_path / "reduced", REDUCED)))
     assert code == 0
     assert "isolation: reduced - no user namespaces on this host; rlimits only" in out
-    assert "warning: programs ran with reduced isolation (missing: user namespaces, seccomp)" in out
+    warning = "warning: programs ran with isolation level reduced (not full; missing: user"
+    assert f"{warning} namespaces, seccomp)" in out
     assert "log verified (4 records)" in out
 
     code, out, _ = cli("report", str(make_run(tmp_path / "full", FULL)))

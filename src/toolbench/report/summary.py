@@ -107,10 +107,8 @@ def render_checks(run: LoadedRun, console: Console) -> None:
         say(f"isolation: {summary if summary.startswith(level) else f'{level} - {summary}'}", "dim")
         if isolation["level"] != "full":
             missing = ", ".join(isolation["missing"]) or "not stated"
-            say(
-                f"warning: programs ran with {isolation['level']} isolation (missing: {missing})",
-                "bold yellow",
-            )
+            warning = f"warning: programs ran with isolation level {level} (not full; missing: "
+            say(f"{warning}{missing})", "bold yellow")
 
 
 def checks_json(runs: Sequence[LoadedRun]) -> dict[str, Any]:
