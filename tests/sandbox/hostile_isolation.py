@@ -146,9 +146,11 @@ def _held(option: str, value: str) -> tuple[str, ...]:
 
 
 def _later(*body: str) -> str:
-    """A generator whose finally block runs only when the worker drops the program's scope."""
+    """A generator whose finally block runs only when the worker drops the program's scope.
+
+    By then the program's globals are gone: the block uses its arguments only."""
     return _read_then(
-        "def later(frame):",
+        "def later(frame, pd=pd):",
         "    try:",
         "        yield 1",
         "    finally:",
@@ -307,10 +309,10 @@ GADGETS = [
         GADGET,
         _read_then(
             "state = df.groupby('Product').apply('__getattribute__', '__dict__')",
-            "obj = state['obj']",
-            "print(obj.agg('__getattribute__', '_mgr'))",
+            "grouper = state['_grouper']",
+            "print(getattr(grouper, '__init__'))",
         ),
-        error="cannot be applied by name",
+        error=UNDERSCORE,
     ),
     Case(
         "resample_agg_private_name",
@@ -396,7 +398,6 @@ GADGETS = [
         "tofile_truncates_canary_gold",
         GADGET,
         "np.zeros(1).tofile('%GOLD%')",
-        error=FENCED_OPEN,
     ),
     Case(
         "to_html_overwrites_canary_samples",
@@ -478,14 +479,14 @@ FINALIZERS = [
         hole=OUTSIDE_FENCE_GC,
     ),
     Case(
-        "generator_finally_in_cycle_appends_samples",
+        "generator_finally_in_cycle_truncates_samples",
         FINALIZER,
         _read_then(
             "def later(frame):",
             "    try:",
             "        yield 1",
             "    finally:",
-            "        frame.to_csv('%SAMPLES%', mode='a', header=False)",
+            "        frame.iloc[:0].to_csv('%SAMPLES%', index=False, header=False)",
             "pending = later(df)",
             "next(pending)",
             "loop = [pending]",
@@ -578,6 +579,8 @@ FINALIZERS = [
             *_held("display.float_format", "fmt"),
             "raise ValueError(df)",
         ),
+        # today the interrupt escapes the worker's message formatting and ends the worker
+        kinds=frozenset({"error", "worker_died"}),
     ),
     Case(
         "generator_finally_loops_in_collected_cycle",
@@ -701,7 +704,7 @@ FINALIZERS = [
 
 # -- 3. state left for the next program, or another task ------------------------------------
 
-FORGED_HOME = "{'location': 'Reno', 'buy_or_rent': 'buy', 'min_price': 0, 'min_square_feet': 0}"
+FORGED_HOME = "{'location': 'forged', 'buy_or_rent': 'buy', 'min_price': 0, 'min_square_feet': 0}"
 
 PERSISTENCE_CASES = [
     Case(
@@ -920,9 +923,7 @@ PROC_CASES = [
         "to_csv_proc_self_fd", PROC, _read_then("df.to_csv('/proc/self/fd/3')"), error=FENCED_OPEN
     ),
     Case("to_csv_dev_stdout", PROC, _read_then("df.to_csv('/dev/stdout')"), error=FENCED_OPEN),
-    Case(
-        "tofile_proc_self_fd_1", PROC, "np.arange(3).tofile('/proc/self/fd/1')", error=FENCED_OPEN
-    ),
+    Case("tofile_proc_self_fd_1", PROC, "np.arange(3).tofile('/proc/self/fd/1')"),
     Case(
         "to_json_proc_self_mem", PROC, _read_then("df.to_json('/proc/self/mem')"), error=FENCED_OPEN
     ),
@@ -954,7 +955,6 @@ PROC_CASES = [
         "styler_reads_proc_self_fd_0",
         PROC,
         _STYLER_READ.format("/proc/self/fd", "0"),
-        error=FENCED_OPEN,
     ),
     Case(
         "fromfile_proc_self_mem",
@@ -983,14 +983,11 @@ PROC_CASES = [
             "    except OSError:",
             "        continue",
             "    if target == '%SAMPLES%':",
-            "        handle = fopen('/proc/%d/fd/%s' % (ppid, name), 'w')",
-            '        handle.write(\'{"id": "0", "success": true}\\n\')',
-            "        handle.close()",
+            # RLIMIT_FSIZE=0 stops content from being written today, not truncation
+            "        fopen('/proc/%d/fd/%s' % (ppid, name), 'w').close()",
             "        hit = 1",
             "if not hit:",
-            "    handle = fopen('%SAMPLES%', 'a')",
-            '    handle.write(\'{"id": "1", "success": true}\\n\')',
-            "    handle.close()",
+            "    os.unlink('%SAMPLES%')",
         ),
         hole=NO_OS_ISOLATION,
     ),
@@ -1167,7 +1164,7 @@ FORGERIES = [
     Case(
         "sheets_text_lookalike",
         FORGERY,
-        "worksheet.update_acell('B3', '13\\u00a0')",
+        "worksheet.update_acell('B3', 'l3')",
         gold=SHEETS_GOLD,
     ),
     Case("sheets_raw_formula_text", FORGERY, "worksheet.update('B3', '=13')", gold=SHEETS_GOLD),
@@ -1257,8 +1254,8 @@ DEGENERATE_CASES = [
     Case(
         "line_of_100k_characters",
         DEGENERATE,
-        "x = [" + "1," * 49_990 + "]\nraise ValueError(len(x))",
-        error="ValueError: 49990",
+        "x = [" + "1," * 49_000 + "]\nraise ValueError(len(x))",
+        error="ValueError: 49000",
     ),
     Case(
         "program_over_the_size_cap",
@@ -1317,9 +1314,9 @@ DEGENERATE_CASES = [
         error="RecursionError",
     ),
     Case(
-        "bytearray_memory_bomb",
+        "bytes_memory_bomb",
         DEGENERATE,
-        "x = bytearray(10 ** 10)",
+        "x = b'\\x00' * 10 ** 10",
         kinds=MEMORY,
     ),
     Case(
@@ -1411,10 +1408,15 @@ PROBE = _read_then(
     "show('divide', lambda: (np.array([1.0]) / 0).tolist())",
     "show('printoptions', lambda: np.get_printoptions())",
     "show('frame', lambda: (df.to_dict(), df['Cost'].sum(), df.dropna().shape, str(df)))",
-    "show('readers', lambda: [str(f).split(' at ')[0] for f in (pd.read_csv, np.load)])",
+    "show('read_csv', lambda: pd.read_csv('%PKG%/__init__.py', sep='\\x01', nrows=2).shape)",
     "show('guard', lambda: getattr(df, 'style'))",
     "show('private', lambda: getattr(df, '_mgr'))",
-    "show('fence', lambda: df.to_csv('%TMP%_probe.csv'))",
+    "def fenced():",
+    "    try:",
+    "        df.to_csv('%TMP%_probe.csv')",
+    "    except PermissionError:",
+    "        return 'refused'",
+    "show('fence', fenced)",
     "env = lambda: df.agg('style').template_html.environment",
     "show('jinja globals', lambda: sorted(env().globals))",
     "names = lambda items: sorted(str(item).split(' at ')[0] for item in items)",

@@ -54,6 +54,8 @@ from toolbench.tasks.scoring import best_match
 # Short timers keep the timeout cases cheap; a worker's one-off imports happen before its first
 # program's clock starts.
 LIMITS = Limits(wall_s=1.0, cpu_s=1.0)
+# Pools warming up in the background, ready to replace one a case poisoned or killed.
+SPARES = 2
 TABLE: list[list[Any]] = [["Product", "Cost"], ["apple", 1.5], ["rice", 3]]
 PACKAGE_DIR = Path(toolbench.__file__).parent
 SECRET = "toolbench-canary-secret-4b1d9e"
@@ -123,11 +125,16 @@ class Watch:
         return found
 
     def restore(self) -> None:
-        for path in list(self.places.canary.iterdir()):
-            _remove(path)
-        self.places.fill_canary()
-        for path in (self.places.samples, self.places.gold):
-            _hash, mtime = self.saved[path]
+        """Put the canary back in place (same inodes where they survive: this process holds
+        the run log open) and forget whatever else appeared in its folder."""
+        for path in self.places.canary.iterdir():
+            if path not in (self.places.samples, self.places.gold):
+                _remove(path)
+        for path, text in ((self.places.samples, CANARY_SAMPLES), (self.places.gold, CANARY_GOLD)):
+            with contextlib.suppress(OSError):
+                path.chmod(0o644)
+            path.write_text(text)
+            mtime = self.saved[path][1]
             os.utime(path, ns=(mtime, mtime))
         self.saved = self._take()
 
@@ -156,9 +163,11 @@ class Sandbox:
             SHEETS: functools.partial(make_world, str(workbook), "any-digest", "Data", False),
             HOME: home_world,
         }
-        self._warmer = ThreadPoolExecutor(1, thread_name_prefix="spare-pool")
+        self._warmer = ThreadPoolExecutor(SPARES, thread_name_prefix="spare-pool")
         self.pool = self._warm()
-        self._spare: Future[SandboxPool] = self._warmer.submit(self._warm)
+        self._spares: list[Future[SandboxPool]] = [
+            self._warmer.submit(self._warm) for _ in range(SPARES)
+        ]
         self.golds: dict[tuple[str, str], Any] = {}
         self.expected = self.observe()
         assert None not in self.expected, f"a fresh pool failed the baseline: {self.expected}"
@@ -198,12 +207,13 @@ class Sandbox:
 
     def reset(self) -> None:
         self.pool.close()
-        self.pool = self._spare.result()
-        self._spare = self._warmer.submit(self._warm)
+        self.pool = self._spares.pop(0).result()
+        self._spares.append(self._warmer.submit(self._warm))
 
     def close(self) -> None:
         self.pool.close()
-        self._spare.result().close()
+        for spare in self._spares:
+            spare.result().close()
         self._warmer.shutdown()
 
 
@@ -240,6 +250,15 @@ def sandbox(places: Places, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 @pytest.fixture(scope="module")
 def watch(places: Places) -> Watch:
     return Watch(places)
+
+
+def _interleaved(cases: list[Case]) -> list[Case]:
+    """Families taken in turn, so the cases that poison a pool come spread out."""
+    queues = [[case for case in cases if case.family == family] for family in FAMILIES]
+    order: list[Case] = []
+    while any(queues):
+        order += [queue.pop(0) for queue in queues if queue]
+    return order
 
 
 def _params(cases: list[Case]) -> list[Any]:
@@ -301,22 +320,26 @@ def _outcome_problems(case: Case, result: ExecResult, sandbox: Sandbox) -> list[
     return problems
 
 
-@pytest.mark.parametrize("case", _params(CASES))
+@pytest.mark.parametrize("case", _params(_interleaved(CASES)))
 def test_hostile_program_is_contained(sandbox: Sandbox, watch: Watch, case: Case) -> None:
     before = sandbox.places.written()
     result = sandbox.run(case.world, case.source)
     problems = _outcome_problems(case, result, sandbox)
     if SECRET in result.stdout or SECRET in (result.error or ""):
         problems.append("the canary gold's secret reached the program's output")
+    created = sandbox.places.written() - before
     # Whatever the program did, the same worker must still score the next programs as new.
     after = sandbox.observe()
-    if after != sandbox.expected:
+    leaked = after != sandbox.expected or bool(sandbox.places.written() - before - created)
+    if leaked:
         problems.append(f"leaked into later programs: {after!r} != {sandbox.expected!r}")
     for path in sorted(sandbox.places.written() - before):
-        problems.append(f"the program created {path}")
+        problems.append(f"created {path}")
         _remove(path)
     problems += watch.changes()
-    if problems:
+    # A poisoned worker must not skew the cases after it; a killed one is replaced by a warm
+    # spare rather than a cold start.
+    if leaked or result.kind in ("timeout", "worker_died"):
         sandbox.reset()
     assert not problems, "\n".join(problems)
 
@@ -339,12 +362,12 @@ CONTAINED_IN_RUN = [
     "option_context_exits_before_formatting",
     "float_format_loops_forever_in_formatting",
     "dunder_del_writes_file",
-    "bytearray_memory_bomb",
+    "bytes_memory_bomb",
     "unbalanced_brackets_20000",
     "tofile_truncates_canary_gold",
 ]
 HOLES_IN_RUN = [
-    "generator_finally_in_cycle_appends_samples",
+    "generator_finally_in_cycle_truncates_samples",
     "float_format_during_exception_formatting",
     "held_option_infer_string_changes_later_states",
     "escape_rewrites_parent_samples_through_proc",
