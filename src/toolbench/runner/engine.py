@@ -77,6 +77,8 @@ async def solve_one(
     try:
         action = prepared.task.extract_action(generation.text)
         outcome = await prepared.task.score(prepared.data, sample, action, sandbox)
+    except InfraError as exc:  # e.g. a live service down: retried on resume, not scored
+        outcome = Outcome(status=Status.INFRA_ERROR, message=one_line(exc))
     except Exception as exc:  # one hostile reply must not end the run; say what happened
         message = f"internal error while scoring this reply: {one_line(exc)}"
         outcome = Outcome(status=Status.MODEL_ERROR, message=message)
