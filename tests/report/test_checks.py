@@ -83,6 +83,7 @@ def test_hostile_isolation_values_are_printed_as_plain_bounded_text(
     bad = make_run(tmp_path / "bad", {"level": "full"})
     info = json.loads((bad / RUN_FILE).read_text())
     info["isolation"] = ["not", "a", "mapping"]
+    info["config"] = "not a mapping either"
     (bad / RUN_FILE).write_text(json.dumps(info))
     code, out, _ = cli("report", str(bad))
     assert code == 0 and "isolation: unknown" in out

@@ -67,3 +67,15 @@ def test_records_stay_one_line_for_any_reader(tmp_path: Path) -> None:
     text = (tmp_path / SAMPLES_FILE).read_text(encoding="utf-8")
     assert len(text.splitlines()) == 1  # str.splitlines splits on U+2028, \r, U+0085 ...
     assert json.loads(text)["prediction"] == "a\u2028b\rc\u0085d\u00e9"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"[" * 100_000 + b"]" * 100_000, b"\xff\xfe{", b"[1]", b'{"a": NaN'],
+)
+def test_a_hostile_run_json_is_a_user_error(tmp_path: Path, content: bytes) -> None:
+    from toolbench.runner.store import read_run_info
+
+    (tmp_path / "run.json").write_bytes(content)
+    with pytest.raises(UserError, match=r"run.json: .*(damaged|JSON object)"):
+        read_run_info(tmp_path)

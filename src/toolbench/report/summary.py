@@ -155,7 +155,9 @@ def compare(a: LoadedRun, b: LoadedRun) -> dict[str, dict[str, Estimate]]:
 
 
 def render_summary(run: LoadedRun, console: Console) -> None:
-    table = Table(title=f"{run.label}  ({run.info.get('config', {}).get('model', '?')})")
+    config = run.info.get("config")
+    model = str(config.get("model", "?"))[:200] if isinstance(config, dict) else "?"
+    table = Table(title=f"{run.label}  ({model})")
     table.add_column("task")
     table.add_column("n (scored / model err / infra err)")
     for metric in REPORT_METRICS:
