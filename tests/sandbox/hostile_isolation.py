@@ -39,7 +39,6 @@ MEMORY = frozenset({"memory"})
 OUTPUT = frozenset({"output_limit"})
 
 REFUSED = "is not available in the sandbox"  # disarm.py
-FENCED_OPEN = "opening"  # audit.py, a file open
 UNDERSCORE = 'starts with "_"'  # RestrictedPython, a name or attribute
 
 # The six families of the brief; the test checks each is represented.
@@ -233,7 +232,7 @@ GADGETS = [
             "b = g['__builtins__']",
             "a = b['__import__']('toolbench.sandbox.audit', None, None, ['x'])",
             "b['setattr'](b['getattr'](a, '_Fence'), 'armed', False)",
-            "b['open']('%TMP%_frompyfunc', 'w').write('escaped')",
+            "b['open']('%OUT%/frompyfunc.txt', 'w').write('escaped')",
         ),
         hole=STYLER_JINJA,
     ),
@@ -258,19 +257,16 @@ GADGETS = [
             "custom = df.agg('style').from_custom_template('%CANARY%', html_table='test.jsonl')",
             "print(custom.template_html_table.render())",
         ),
-        error=FENCED_OPEN,
     ),
     Case(
         "agg_style_to_html_file",
         GADGET,
         _read_then("df.agg('style').to_html('%OUT%/styler.html')"),
-        error=FENCED_OPEN,
     ),
     Case(
         "agg_style_to_latex_file",
         GADGET,
         _read_then("df.agg('style').to_latex('%OUT%/styler.tex')"),
-        error=FENCED_OPEN,
     ),
     Case(
         "agg_style_to_excel_file",
@@ -408,7 +404,6 @@ GADGETS = [
         "to_csv_appends_canary_samples",
         GADGET,
         _read_then("df.to_csv('%SAMPLES%', mode='a', header=False)"),
-        error=FENCED_OPEN,
     ),
     Case(
         "agg_to_string_overwrites_canary_gold",
@@ -598,7 +593,8 @@ FINALIZERS = [
             "loop.append(loop)",
             "raise RuntimeError('collected later')",
         ),
-        kinds=TIMEOUT,
+        # a fresh fork per program may never collect the cycle: then it ends as its raise
+        kinds=frozenset({"timeout", "error"}),
     ),
     Case(
         "dunder_del_writes_file",
@@ -789,9 +785,7 @@ PERSISTENCE_CASES = [
         _escape(
             "api = imp('toolbench.tasks.booking.api', None, None, ['x'])",
             "real_setattr(api.BookingAPI, '_snapshot', lambda self: {'forged': True})",
-            "fresh = imp('toolbench.tasks.booking.api', None, None, ['x'])",
-            "if real_getattr(fresh.BookingAPI, '_snapshot')(None) != {'forged': True}:",
-            "    raise RuntimeError('the patch did not stick')",
+            NEXT,
         ),
         hole=NO_OS_ISOLATION,
     ),
@@ -920,36 +914,40 @@ _STYLER_READ = _read_then(
 
 PROC_CASES = [
     Case(
-        "to_csv_proc_self_fd", PROC, _read_then("df.to_csv('/proc/self/fd/3')"), error=FENCED_OPEN
+        "to_csv_proc_self_fd",
+        PROC,
+        _read_then("df.to_csv('/proc/self/fd/3')"),
     ),
-    Case("to_csv_dev_stdout", PROC, _read_then("df.to_csv('/dev/stdout')"), error=FENCED_OPEN),
+    Case(
+        "to_csv_dev_stdout",
+        PROC,
+        _read_then("df.to_csv('/dev/stdout')"),
+    ),
     Case("tofile_proc_self_fd_1", PROC, "np.arange(3).tofile('/proc/self/fd/1')"),
     Case(
-        "to_json_proc_self_mem", PROC, _read_then("df.to_json('/proc/self/mem')"), error=FENCED_OPEN
+        "to_json_proc_self_mem",
+        PROC,
+        _read_then("df.to_json('/proc/self/mem')"),
     ),
     Case(
         "to_csv_dev_shm",
         PROC,
         _read_then("df.to_csv('/dev/shm/toolbench_leak.csv')"),
-        error=FENCED_OPEN,
     ),
     Case(
         "styler_reads_proc_self_environ",
         PROC,
         _STYLER_READ.format("/proc/self", "environ"),
-        error=FENCED_OPEN,
     ),
     Case(
         "styler_reads_proc_1_environ",
         PROC,
         _STYLER_READ.format("/proc/1", "environ"),
-        error=FENCED_OPEN,
     ),
     Case(
         "styler_reads_proc_self_cmdline",
         PROC,
         _STYLER_READ.format("/proc/self", "cmdline"),
-        error=FENCED_OPEN,
     ),
     Case(
         "styler_reads_proc_self_fd_0",
@@ -1389,6 +1387,14 @@ BENIGN = _read_then(
 )
 
 HOME_BENIGN = "API.set_location('Reno')\nAPI.set_buy_or_rent('buy')\nAPI.search()"
+BOOKING_BENIGN = _lines(
+    "API.select_booking_type('hotels')",
+    "API.set_hotel_location(Loc('Dallas'))",
+    "API.set_num_rooms(2)",
+    "API.set_checkin_date(Date(6, 14, 2024))",
+    "API.set_checkout_date(Date(6, 15, 2024))",
+    "API.search()",
+)
 
 # Worker-wide state a tampering program could change, printed by a program of our own. Every
 # line survives a refusal ('raised'), so a fix that blocks one of them changes fresh and

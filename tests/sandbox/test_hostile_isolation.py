@@ -35,6 +35,7 @@ from tests.conftest import CliResult, read_run
 from tests.sandbox import hostile_pandas, hostile_programs
 from tests.sandbox.hostile_isolation import (
     BENIGN,
+    BOOKING_BENIGN,
     CASES,
     FAMILIES,
     FORGERY,
@@ -46,6 +47,7 @@ from tests.sandbox.hostile_isolation import (
 )
 from toolbench.sandbox import ExecResult, Limits, SandboxPool
 from toolbench.sandbox.pool import KINDS
+from toolbench.tasks.booking.api import make_world as booking_world
 from toolbench.tasks.google_sheets.emulator import Spreadsheet
 from toolbench.tasks.google_sheets.world import make_world
 from toolbench.tasks.home_search.api import make_world as home_world
@@ -62,6 +64,7 @@ LIMITS = Limits(wall_s=1.0, cpu_s=1.0)
 SPARES = 2
 TABLE: list[list[Any]] = [["Product", "Cost"], ["apple", 1.5], ["rice", 3]]
 PACKAGE_DIR = Path(toolbench.__file__).parent
+BOOKING = "booking"  # only for the check after each case
 SECRET = "toolbench-canary-secret-4b1d9e"
 CANARY_GOLD = json.dumps({"prompt": "q", "completion": [f"print('{SECRET}')"]}) + "\n"
 CANARY_SAMPLES = json.dumps({"id": "0", "status": "scored", "success": False}) + "\n"
@@ -166,6 +169,7 @@ class Sandbox:
         self.factories: dict[str, Callable[..., Any]] = {
             SHEETS: functools.partial(make_world, str(workbook), "any-digest", "Data", False),
             HOME: home_world,
+            BOOKING: booking_world,
         }
         self._warmer = ThreadPoolExecutor(SPARES, thread_name_prefix="spare-pool")
         self.pool = self._warm()
@@ -185,17 +189,20 @@ class Sandbox:
     def run(self, world: str, source: str) -> ExecResult:
         return self.pool.run(self.factories[world], self.places.render(source))
 
-    def observe(self) -> tuple[Any, str | None, Any]:
-        """(state of the sheets edit, output of the probe, home_search state); None: it failed."""
-        benign, probe, home = (
+    def observe(self) -> tuple[Any, ...]:
+        """What the worker now gives for a sheets edit (state), a probe of worker-wide state
+        (output), a home_search and a booking program (states); None where one failed."""
+        benign, probe, home, booking = (
             self.run(SHEETS, BENIGN),
             self.run(SHEETS, PROBE),
             self.run(HOME, HOME_BENIGN),
+            self.run(BOOKING, BOOKING_BENIGN),
         )
         return (
             benign.state if benign.ok else None,
             probe.stdout if probe.ok else None,
             home.state if home.ok else None,
+            booking.state if booking.ok else None,
         )
 
     def gold_state(self, case: Case) -> Any:
