@@ -97,10 +97,11 @@ def rechain_with_seed(folder: Path, seed: str) -> list[str]:
     previous, out = seed, []
     for number, line in enumerate(lines(folder)):
         record = json.loads(line)
+        del record["chain"]
         if number == 0:
             record["success"] = False
-        record["chain"] = previous = chain.link(previous, record)
-        out.append(json.dumps(record))
+        line, previous = chain.chained(json.dumps(record), previous)
+        out.append(line)
     return out
 
 
@@ -139,11 +140,21 @@ def test_verify_never_raises_on_a_damaged_log(tmp_path: Path) -> None:
 
 def test_records_chained_on_after_the_run_finished_are_detected(tmp_path: Path) -> None:
     finished_run(tmp_path, ["scored", "model_error"])
-    extra = _record("9")
-    extra["chain"] = chain.link(json.loads(lines(tmp_path)[-1])["chain"], extra)
-    write_lines(tmp_path, [*lines(tmp_path), json.dumps(extra)])
+    extra, _ = chain.chained(json.dumps(_record("9")), json.loads(lines(tmp_path)[-1])["chain"])
+    write_lines(tmp_path, [*lines(tmp_path), extra])
     result = check(tmp_path)
     assert (result.state, result.line) == ("modified", 3) and "added" in result.reason
+
+
+def test_the_checksum_covers_the_bytes_as_written(tmp_path: Path) -> None:
+    finished_run(tmp_path, ["scored", "scored"])
+    edited = lines(tmp_path)
+    edited[0] = edited[0].replace('"task": "t"', '"task":  "t"')  # same JSON, other bytes
+    write_lines(tmp_path, edited)
+    assert (check(tmp_path).state, check(tmp_path).line) == ("modified", 1)
+    assert chain.split_chain(b'{"chain": "' + b"a" * 64 + b'"}') == (b"{}", "a" * 64)
+    assert chain.split_chain(b'{"x": 1, "chain": "' + b"A" * 64 + b'"}') is None  # not hex
+    assert chain.chained("{}", "s")[0].startswith('{"chain": "')
 
 
 def test_a_killed_run_may_have_more_records_than_run_json_counts(tmp_path: Path) -> None:

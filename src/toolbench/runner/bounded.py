@@ -74,6 +74,19 @@ class _Bounder:
         self.nodes += 1
         if self.nodes > self.limits.nodes:
             return "[cut: too many values in one record]"
+        kind = type(value)  # exact types first: this runs for every value of every record
+        if kind is str and value.isascii() and len(value) <= self.limits.strings:
+            return value
+        if kind is float:
+            return value if math.isfinite(value) else None
+        if kind is dict and depth < MAX_DEPTH:
+            return self.mapping(value, depth)
+        if kind is list and depth < MAX_DEPTH:
+            return self.sequence(value, depth)
+        return self.other(value, depth)
+
+    def other(self, value: Any, depth: int) -> Any:
+        """Everything but short ASCII strings, floats and shallow lists and dicts."""
         if value is None or isinstance(value, bool):
             return value
         if isinstance(value, int):
@@ -142,19 +155,26 @@ def bounded(value: Any, limits: Limits | None = None) -> Any:
 def safe_record(record: dict[str, Any], reserve: int = 0) -> dict[str, Any]:
     """A bounded copy of ``record`` whose JSON line is at most ``MAX_RECORD_BYTES - reserve``
     (``reserve``: room for fields added afterwards, such as the log's checksum)."""
+    return record_line(record, reserve)[0]
+
+
+def record_line(record: dict[str, Any], reserve: int = 0) -> tuple[dict[str, Any], str]:
+    """``safe_record(record, reserve)`` and its JSON line (``to_line``), computed once."""
     budget = MAX_RECORD_BYTES - reserve
     safe = _conform(bounded(record))
-    if len(to_line(safe)) <= budget:
-        return safe
+    line = to_line(safe)
+    if len(line) <= budget:
+        return safe, line
     slim = {k: v for k, v in record.items() if k != "details"}
     for limits in _FALLBACKS:
         safe = _conform(bounded(slim, limits))
         safe["details"] = {"cut": f"dropped: the record was over {MAX_RECORD_BYTES} bytes"}
-        if len(to_line(safe)) <= budget:
-            return safe
+        line = to_line(safe)
+        if len(line) <= budget:
+            return safe, line
     minimal = _conform(bounded({k: record.get(k) for k in IDENTITY_FIELDS}, Limits(100, 10, 50)))
     minimal["message"] = f"record cut to its identity: over {MAX_RECORD_BYTES} bytes"
-    return minimal
+    return minimal, to_line(minimal)
 
 
 def _conform(safe: Any) -> dict[str, Any]:

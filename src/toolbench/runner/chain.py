@@ -1,12 +1,13 @@
 """Tamper evidence for ``samples.jsonl``: every record carries a checksum chain.
 
-Each record has ``"chain": sha256(previous chain + canonical JSON of the record without its
-chain)``; the first is chained from a random per-run ``seed``. ``run.json`` keeps the anchor
-(``"log_chain": {"seed", "head", "records"}``): the seed and the chain value after the last
-record the harness wrote. So editing, inserting, reordering or deleting a record, or cutting
-records off the end, is detected (by ``toolbench report`` and when a run is resumed), and the
-run also checks its log when it finishes against the head it kept in memory, which catches
-even a rewrite that recomputed the whole chain while the run was going.
+Each line ends with ``"chain": sha256(previous chain + the line as written without its chain
+field)``, the first chained from a random per-run ``seed``. The checksum covers the bytes as
+written, so any change to a line, even one that leaves the JSON equal, breaks it. ``run.json``
+keeps the anchor (``"log_chain": {"seed", "head", "records"}``): the seed and the chain value
+after the last record the harness wrote. So editing, inserting, reordering or deleting a
+record, or cutting records off the end, is detected (by ``toolbench report`` and when a run is
+resumed), and the run also checks its log when it finishes against the head it kept in memory,
+which catches even a rewrite that recomputed the whole chain while the run was going.
 
 What this does not do: it is not a signature. Anything that can read ``run.json`` and knows the
 scheme can rewrite the log, recompute the chain and update the anchor once the run has ended.
@@ -18,7 +19,6 @@ programs away from the run folder is the sandbox's job (OS isolation); this is a
 from __future__ import annotations
 
 import hashlib
-import json
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -26,8 +26,12 @@ from typing import Any
 
 CHAIN_FIELD = "chain"
 ANCHOR_KEY = "log_chain"
-# Room a record line keeps for its chain field: ', "chain": "<64 hex>"'.
-CHAIN_RESERVE = 96
+_HEX = frozenset(b"0123456789abcdef")
+# A chained line ends with this, then 64 hex digits, then '"}' (the writer puts it last).
+_MARK = b', "chain": "'
+_SUFFIX_LEN = len(_MARK) + 64 + 2
+# Room a record line keeps for its chain field.
+CHAIN_RESERVE = _SUFFIX_LEN + 16
 
 VERIFIED, UNCHAINED, MODIFIED = "verified", "unchained", "modified"
 
@@ -36,16 +40,32 @@ def new_seed() -> str:
     return secrets.token_hex(16)
 
 
-def canonical(record: dict[str, Any]) -> bytes:
-    """The bytes a record's checksum covers: sorted keys, no spaces, ASCII, strict JSON."""
-    body = {k: v for k, v in record.items() if k != CHAIN_FIELD}
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    return text.encode("ascii")
+def link(previous: str, body: bytes) -> str:
+    """The chain value of a line whose text without the chain field is ``body``, written after
+    a line whose chain value is ``previous``."""
+    return hashlib.sha256(previous.encode("ascii") + b"\n" + body).hexdigest()
 
 
-def link(previous: str, record: dict[str, Any]) -> str:
-    """The chain value of ``record`` written after a record whose chain is ``previous``."""
-    return hashlib.sha256(previous.encode("ascii") + b"\n" + canonical(record)).hexdigest()
+def chained(line: str, previous: str) -> tuple[str, str]:
+    """``line`` (a JSON object without a chain field) with its chain field added last, and the
+    chain value."""
+    value = link(previous, line.encode("ascii"))
+    separator = ", " if line != "{}" else ""
+    return f'{line[:-1]}{separator}"{CHAIN_FIELD}": "{value}"}}', value
+
+
+def split_chain(raw: bytes) -> tuple[bytes, str] | None:
+    """(the line without its chain field, the chain value), or None for a line without one."""
+    if raw.startswith(b'{"chain": "') and len(raw) == _SUFFIX_LEN - 1:
+        tail, body = b", " + raw[1:], b"{}"  # an empty record, chained
+    else:
+        tail, body = raw[-_SUFFIX_LEN:], raw[:-_SUFFIX_LEN] + b"}"
+    value = tail[len(_MARK) : -2]
+    if not (tail.startswith(_MARK) and tail.endswith(b'"}') and len(value) == 64):
+        return None
+    if not _HEX.issuperset(value):
+        return None
+    return body, value.decode("ascii")
 
 
 @dataclass(frozen=True)
@@ -120,17 +140,15 @@ class LogCheck:
         return f"{path}: log verified ({self.records} records)"
 
 
-def check_chain(
-    records: Iterable[tuple[int, dict[str, Any]]], anchor: Anchor | None, exact: bool
-) -> LogCheck:
-    """Check (line number, record) pairs against ``anchor``.
+def check_chain(lines: Iterable[tuple[int, bytes]], anchor: Anchor | None, exact: bool) -> LogCheck:
+    """Check (line number, line bytes) pairs against ``anchor``.
 
     ``exact``: the log must end at the anchor (a finished run); otherwise it may continue past
     it (a run killed mid-session appends records that its run.json has not counted yet).
     """
     if anchor is None:
-        for number, record in records:
-            if CHAIN_FIELD in record:
+        for number, raw in lines:
+            if split_chain(raw) is not None:
                 return _modified(number, "records are chained but run.json has no log_chain")
         return LogCheck(UNCHAINED)
     ends = [(anchor.records, anchor.head)]
@@ -138,32 +156,40 @@ def check_chain(
         ends.append((anchor.pending[1], anchor.pending[0]))
     targets = {n for n, _ in ends}
     heads = {0: anchor.seed}  # chain value after n records, for the n the anchor names
-    lines = [0]
+    numbers = [0]
     previous = anchor.seed
-    for number, record in records:
-        value = record.get(CHAIN_FIELD)
-        try:
-            expected = link(previous, record)
-        except (ValueError, TypeError, RecursionError):
-            return _modified(number, "the record cannot be checksummed")
-        if value is None:
+    for number, raw in lines:
+        parts = split_chain(raw)
+        if parts is None:
             return _modified(number, "the record has no checksum")
-        if value != expected:
+        if parts[1] != link(previous, parts[0]):
             return _modified(number, "the record does not match its checksum")
-        previous = expected
-        lines.append(number)
-        if len(lines) - 1 in targets:
-            heads[len(lines) - 1] = value
-    count = len(lines) - 1
+        previous = parts[1]
+        numbers.append(number)
+        if len(numbers) - 1 in targets:
+            heads[len(numbers) - 1] = previous
+    return _ending(anchor, ends, heads, numbers, exact, previous)
+
+
+def _ending(
+    anchor: Anchor,
+    ends: list[tuple[int, str]],
+    heads: dict[int, str],
+    numbers: list[int],
+    exact: bool,
+    last: str,
+) -> LogCheck:
+    """Whether a log whose chain held up to its last line ends where the anchor says."""
+    count = len(numbers) - 1
     for n, head in ends:
         if heads.get(n) == head and (count == n or not exact):
-            return LogCheck(VERIFIED, head=previous, records=count)
+            return LogCheck(VERIFIED, head=last, records=count)
     n = anchor.records
     if count < n:
-        return _modified(lines[-1] + 1, f"{n - count} record(s) at the end were removed")
+        return _modified(numbers[-1] + 1, f"{n - count} record(s) at the end were removed")
     if heads.get(n) != anchor.head:
-        return _modified(max(lines[n], 1), "the log does not end where run.json says it did")
-    return _modified(lines[n + 1], "records were added after the run finished")
+        return _modified(max(numbers[n], 1), "the log does not end where run.json says it did")
+    return _modified(numbers[n + 1], "records were added after the run finished")
 
 
 def _modified(line: int, reason: str) -> LogCheck:

@@ -18,10 +18,10 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from toolbench.errors import UserError
-from toolbench.runner.bounded import MAX_RECORD_BYTES, safe_record, to_line
+from toolbench.runner.bounded import MAX_RECORD_BYTES, record_line
 from toolbench.runner.chain import (
     ANCHOR_KEY,
     CHAIN_FIELD,
@@ -29,8 +29,8 @@ from toolbench.runner.chain import (
     MODIFIED,
     Anchor,
     LogCheck,
+    chained,
     check_chain,
-    link,
 )
 
 RUN_FILE = "run.json"
@@ -41,7 +41,12 @@ MAX_READ_LINE_BYTES = 4 * MAX_RECORD_BYTES
 STATUSES = ("scored", "model_error", "infra_error")
 
 Key = tuple[str, str, int]  # (task, sample id, epoch)
-Numbered = list[tuple[int, dict[str, Any]]]  # (line number, record)
+
+
+class LogLine(NamedTuple):
+    number: int  # 1-based line number in samples.jsonl
+    record: dict[str, Any]  # as written, chain field included
+    raw: bytes  # the line as written (what the chain covers)
 
 
 class DamagedRecord(UserError):
@@ -83,23 +88,28 @@ def read_run_info(folder: Path) -> dict[str, Any]:
 def read_records(folder: Path) -> list[dict[str, Any]]:
     """All complete records of a run (without their chain field); a torn last line (from a
     kill) is ignored; a damaged line is a ``DamagedRecord`` naming file:line."""
-    return [_unchained(record) for _, record in read_log(folder / SAMPLES_FILE)]
+    return [_unchained(line.record) for line in read_log(folder / SAMPLES_FILE)]
 
 
 def load_log(folder: Path, info: dict[str, Any]) -> tuple[list[dict[str, Any]], LogCheck]:
     """A finished or interrupted run's records, and whether its log checks out against the
     anchor in ``info`` (its run.json). For ``report``: reads the log once."""
-    numbered = read_log(folder / SAMPLES_FILE)
-    records = [_unchained(record) for _, record in numbered]
+    lines = read_log(folder / SAMPLES_FILE)
+    records = [_unchained(line.record) for line in lines]
     raw = info.get(ANCHOR_KEY)
     anchor = Anchor.from_json(raw)
     if raw is not None and anchor is None:
         return records, LogCheck(MODIFIED, line=1, reason=f"{RUN_FILE} log_chain is malformed")
-    return records, check_chain(numbered, anchor, exact=info.get("status") != "running")
+    exact = info.get("status") != "running"
+    return records, check_chain(_numbered(lines), anchor, exact=exact)
 
 
-def read_log(path: Path) -> Numbered:
+def read_log(path: Path) -> list[LogLine]:
     return list(_complete_records(path)) if path.is_file() else []
+
+
+def _numbered(lines: list[LogLine]) -> list[tuple[int, bytes]]:
+    return [(line.number, line.raw) for line in lines]
 
 
 def _unchained(record: dict[str, Any]) -> dict[str, Any]:
@@ -108,12 +118,12 @@ def _unchained(record: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in record.items() if k != CHAIN_FIELD}
 
 
-def _complete_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def _complete_records(path: Path) -> Iterator[LogLine]:
     data = path.read_bytes()
     end = data.rfind(b"\n") + 1  # everything after the last newline is a torn write
     for number, line in enumerate(data[:end].split(b"\n"), start=1):
         if line.strip():
-            yield number, parse_line(path, number, line)
+            yield LogLine(number, parse_line(path, number, line), line.strip())
 
 
 def parse_line(path: Path, number: int, line: bytes) -> dict[str, Any]:
@@ -208,8 +218,8 @@ class RunStore:
         self._loaded, self._anchor = True, self._load_anchor()
         done: dict[Key, dict[str, Any]] = {}
         retry: list[dict[str, Any]] = []
-        for _, record in read_log(path):
-            record = _unchained(record)
+        for line in read_log(path):
+            record = _unchained(line.record)
             if record.get("status") == "infra_error":
                 retry.append(record)
             else:
@@ -217,7 +227,7 @@ class RunStore:
         if retry:
             with (self.folder / ATTEMPTS_FILE).open("a", encoding="utf-8") as attempts:
                 for record in retry:
-                    attempts.write(to_line(safe_record(record)) + "\n")
+                    attempts.write(record_line(record)[1] + "\n")
             self._rewrite(list(done.values()))
         return done
 
@@ -225,14 +235,14 @@ class RunStore:
         """The chain to continue: the anchor in run.json, after checking the log against it;
         a fresh one for a new log; None for a log written before chains existed."""
         info = read_run_info(self.folder) if self.exists() else {}
-        numbered = read_log(self.samples_file)
+        lines = read_log(self.samples_file)
         raw = info.get(ANCHOR_KEY)
         anchor = Anchor.from_json(raw)
         if raw is not None and anchor is None:
             raise UserError(f"{self.run_file}: log_chain is malformed; the run folder was modified")
-        if anchor is None and not numbered:
+        if anchor is None and not lines:
             return Anchor.fresh()
-        check = check_chain(numbered, anchor, exact=info.get("status") != "running")
+        check = check_chain(_numbered(lines), anchor, exact=info.get("status") != "running")
         if check.state == MODIFIED:
             raise UserError(
                 f"{check.describe(self.samples_file)}; its results cannot be trusted or "
@@ -273,13 +283,12 @@ class RunStore:
     def _line(self, record: dict[str, Any]) -> str:
         """The line for ``record``: bounded, and chained to the line before it."""
         anchor = self._chain()
+        record = _unchained(record)  # a chain field is the writer's, and always last
         if anchor is None:
-            return to_line(safe_record(record))
-        safe = safe_record(record, CHAIN_RESERVE)
-        value = link(anchor.head, safe)
-        safe[CHAIN_FIELD] = value
+            return record_line(record)[1]
+        line, value = chained(record_line(record, CHAIN_RESERVE)[1], anchor.head)
         self._anchor = Anchor(anchor.seed, value, anchor.records + 1)
-        return to_line(safe)
+        return line
 
     def write_info(self, info: dict[str, Any]) -> None:
         """Write run.json; it always carries the log's current anchor (the chain's head)."""
@@ -300,7 +309,7 @@ class RunStore:
         added, removed or changed, even re-chained). Never raises."""
         try:
             anchor = self._chain()
-            return check_chain(read_log(self.samples_file), anchor, exact=True)
+            return check_chain(_numbered(read_log(self.samples_file)), anchor, exact=True)
         except DamagedRecord as exc:
             return LogCheck(MODIFIED, line=exc.line, reason=exc.reason)
         except (UserError, OSError) as exc:
