@@ -435,14 +435,17 @@ def _run_with_hostile_samples(
     finally:
         for path in places.written():
             _remove(path)
-    assert code == 0, err
-    info, records = read_run(run_dir)
-    assert info["status"] == "complete"
-    assert sorted(r["id"] for r in records) == sorted(
-        f"{kind}-{i}" for i in range(len(hostile)) for kind in ("hostile", "honest")
-    )
     problems = [f"the run let a program create {path}" for path in escaped]
     problems += watch.changes()
+    if code != 0:
+        problems.append(f"the run exited {code}: {err.strip()}")
+    info, records = read_run(run_dir)
+    if info["status"] != "complete":
+        problems.append(f"the run is {info['status']}")
+    expected = {f"{kind}-{i}" for i in range(len(hostile)) for kind in ("hostile", "honest")}
+    ids = [record["id"] for record in records]
+    if sorted(ids) != sorted(expected):
+        problems.append(f"the run log holds {sorted(ids)}")
     for record in records:
         index = int(record["id"].rpartition("-")[2])
         if record["id"].startswith("hostile"):
