@@ -257,7 +257,10 @@ class RunStore:
         before = self._anchor
         if before is not None:
             self._anchor = Anchor(before.seed, before.seed, 0)
-        lines = [self._line(record) for record in records]
+        lines = []
+        for record in records:
+            line, self._anchor = self._line(record)
+            lines.append(line)
         after = self._anchor
         if before is not None and after is not None:
             pending = (after.head, after.records)
@@ -280,15 +283,15 @@ class RunStore:
             self._loaded, self._anchor = True, self._load_anchor()
         return self._anchor
 
-    def _line(self, record: dict[str, Any]) -> str:
-        """The line for ``record``: bounded, and chained to the line before it."""
+    def _line(self, record: dict[str, Any]) -> tuple[str, Anchor | None]:
+        """The line for ``record`` (bounded, chained to the line before it) and the anchor
+        once it is written; the caller moves the head only after the write succeeded."""
         anchor = self._chain()
         record = _unchained(record)  # a chain field is the writer's, and always last
         if anchor is None:
-            return record_line(record)[1]
+            return record_line(record)[1], None
         line, value = chained(record_line(record, CHAIN_RESERVE)[1], anchor.head)
-        self._anchor = Anchor(anchor.seed, value, anchor.records + 1)
-        return line
+        return line, Anchor(anchor.seed, value, anchor.records + 1)
 
     def write_info(self, info: dict[str, Any]) -> None:
         """Write run.json; it always carries the log's current anchor (the chain's head)."""
@@ -298,11 +301,12 @@ class RunStore:
 
     def append(self, record: dict[str, Any]) -> None:
         """Append one record, bounded and chained, flushed at once (a kill keeps it)."""
-        line = self._line(record)
+        line, anchor = self._line(record)
         if self._handle is None:
             self._handle = self.samples_file.open("a", encoding="utf-8")
         self._handle.write(line + "\n")
         self._handle.flush()
+        self._anchor = anchor
 
     def verify(self) -> LogCheck:
         """Check the log on disk against the chain this process wrote (exactly: no record
