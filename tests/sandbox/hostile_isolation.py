@@ -177,7 +177,6 @@ GADGETS = [
             "env = df.agg('style').template_html.environment",
             f"print(env.from_string({_SSTI_DISARM!r}).render())",
         ),
-        hole=STYLER_JINJA,
     ),
     Case(
         "aggregate_style_environment_getattr",
@@ -190,7 +189,6 @@ GADGETS = [
             "b['setattr'](env.getattr(a, '_Fence'), 'armed', False)",
             "b['open']('%OUT%/aggregate_getattr.txt', 'w').write('escaped')",
         ),
-        hole=STYLER_JINJA,
     ),
     Case(
         "pipe_agg_style_compile_expression",
@@ -203,7 +201,6 @@ GADGETS = [
             "b['setattr'](b['getattr'](a, '_Fence'), 'armed', False)",
             "print(b['open']('%GOLD%').read())",
         ),
-        hole=STYLER_JINJA,
     ),
     Case(
         "vectorize_agg_style_reads_task_gold",
@@ -220,7 +217,6 @@ GADGETS = [
             "    raise RuntimeError('no gold read')",
             "print(text[:200])",
         ),
-        hole=STYLER_JINJA,
     ),
     Case(
         "frompyfunc_aggregate_style_method_globals",
@@ -234,7 +230,6 @@ GADGETS = [
             "b['setattr'](b['getattr'](a, '_Fence'), 'armed', False)",
             "b['open']('%OUT%/frompyfunc.txt', 'w').write('escaped')",
         ),
-        hole=STYLER_JINJA,
     ),
     Case(
         "series_map_agg_style_namespace_class",
@@ -248,7 +243,6 @@ GADGETS = [
             "b['setattr'](b['getattr'](a, '_Fence'), 'armed', False)",
             "b['open']('%OUT%/series_map.txt', 'w').write('escaped')",
         ),
-        hole=STYLER_JINJA,
     ),
     Case(
         "agg_style_custom_template_canary_gold",
@@ -471,7 +465,6 @@ FINALIZERS = [
         "generator_finally_writes_out",
         FINALIZER,
         _later("frame.to_csv('%OUT%/finally.csv')"),
-        hole=OUTSIDE_FENCE_GC,
     ),
     Case(
         "generator_finally_in_cycle_truncates_samples",
@@ -488,13 +481,11 @@ FINALIZERS = [
             "loop.append(loop)",
             "raise RuntimeError('the cycle is collected after the program')",
         ),
-        hole=OUTSIDE_FENCE_GC,
     ),
     Case(
         "generator_finally_truncates_canary_gold",
         FINALIZER,
         _later("frame.iloc[:0].to_csv('%GOLD%', index=False, header=False)"),
-        hole=OUTSIDE_FENCE_GC,
     ),
     Case(
         "generator_finally_reads_gold_via_styler",
@@ -503,7 +494,6 @@ FINALIZERS = [
             "custom = frame.agg('style').from_custom_template('%CANARY%', html_table='test.jsonl')",
             "pd.Series([custom.template_html_table.render()]).to_csv('%OUT%/stolen.csv')",
         ),
-        hole=OUTSIDE_FENCE_GC,
     ),
     Case(
         "float_format_during_exception_formatting",
@@ -515,7 +505,6 @@ FINALIZERS = [
             *_held("display.float_format", "fmt"),
             "raise ValueError(df)",
         ),
-        hole=OUTSIDE_FENCE_FORMAT,
     ),
     Case(
         "float_format_in_keyerror_repr",
@@ -527,7 +516,6 @@ FINALIZERS = [
             *_held("display.float_format", "fmt"),
             "raise KeyError(df['Cost'])",
         ),
-        hole=OUTSIDE_FENCE_FORMAT,
     ),
     Case(
         "float_format_in_system_exit",
@@ -539,7 +527,6 @@ FINALIZERS = [
             *_held("display.float_format", "fmt"),
             "raise SystemExit(df[['Cost']])",
         ),
-        hole=OUTSIDE_FENCE_FORMAT,
     ),
     Case(
         "option_context_exits_before_formatting",
@@ -712,7 +699,6 @@ PERSISTENCE_CASES = [
             "['held'] = held",
             NEXT,
         ),
-        hole=HELD_OPTION,
     ),
     Case(
         "held_option_infer_string_changes_later_states",
@@ -723,7 +709,6 @@ PERSISTENCE_CASES = [
             "['held'] = held",
             NEXT,
         ),
-        hole=HELD_OPTION,
     ),
     Case(
         "held_numpy_errstate",
@@ -738,7 +723,6 @@ PERSISTENCE_CASES = [
             "['held'] = held",
             NEXT,
         ),
-        hole=HELD_OPTION,
     ),
     Case(
         "jinja_environment_globals_added",
@@ -747,7 +731,6 @@ PERSISTENCE_CASES = [
             "df.agg('style').template_html.environment.globals['pwned'] = 'left behind'",
             NEXT,
         ),
-        hole=SHARED_JINJA,
     ),
     Case(
         "jinja_environment_filter_replaced",
@@ -757,7 +740,6 @@ PERSISTENCE_CASES = [
             "env.filters.update({'e': lambda text: text})",
             NEXT,
         ),
-        hole=SHARED_JINJA,
     ),
     Case(
         "jinja_environment_policy_replaced",
@@ -767,7 +749,6 @@ PERSISTENCE_CASES = [
             "env.policies['json.dumps_function'] = lambda obj, **kw: 'forged'",
             NEXT,
         ),
-        hole=SHARED_JINJA,
     ),
     Case(
         "escape_patches_home_search_simulator",
@@ -777,7 +758,6 @@ PERSISTENCE_CASES = [
             f"real_setattr(api.HomeSearchAPI, '_snapshot', lambda self: {FORGED_HOME})",
             NEXT,
         ),
-        hole=NO_OS_ISOLATION,
     ),
     Case(
         "escape_patches_booking_simulator",
@@ -787,7 +767,6 @@ PERSISTENCE_CASES = [
             "real_setattr(api.BookingAPI, '_snapshot', lambda self: {'forged': True})",
             NEXT,
         ),
-        hole=NO_OS_ISOLATION,
     ),
     Case(
         "escape_forges_later_sheet_states",
@@ -797,7 +776,6 @@ PERSISTENCE_CASES = [
             "real_setattr(world, 'frame_state', lambda frame: {'forged': True})",
             NEXT,
         ),
-        hole=NO_OS_ISOLATION,
     ),
     Case(
         "escape_rearms_pandas_readers",
@@ -807,7 +785,6 @@ PERSISTENCE_CASES = [
             "real_setattr(pd, 'read_csv', parsers.read_csv)",
             NEXT,
         ),
-        hole=NO_OS_ISOLATION,
     ),
     Case(
         "escape_replaces_audit_fence",
@@ -817,7 +794,6 @@ PERSISTENCE_CASES = [
             "real_setattr(audit, 'fence', contextlib.nullcontext)",
             NEXT,
         ),
-        hole=NO_OS_ISOLATION,
     ),
     Case(
         "escape_poisons_guarded_builtins",
@@ -829,7 +805,6 @@ PERSISTENCE_CASES = [
             "    table['_getattr_'] = real_getattr",
             NEXT,
         ),
-        hole=NO_OS_ISOLATION,
     ),
     Case(
         "escape_patches_dataframe_sum",
@@ -838,7 +813,6 @@ PERSISTENCE_CASES = [
             "real_setattr(pd.Series, 'sum', lambda self, *a, **k: 42)",
             NEXT,
         ),
-        hole=NO_OS_ISOLATION,
     ),
     Case(
         "groupby_setattr_by_name",
@@ -967,7 +941,6 @@ PROC_CASES = [
             "custom = frame.agg('style').from_custom_template('/proc/self', html_table='environ')",
             "pd.Series([custom.template_html_table.render()]).to_csv('%OUT%/environ.csv')",
         ),
-        hole=OUTSIDE_FENCE_GC,
     ),
     Case(
         "escape_rewrites_parent_samples_through_proc",
@@ -987,7 +960,6 @@ PROC_CASES = [
             "if not hit:",
             "    os.unlink('%SAMPLES%')",
         ),
-        hole=NO_OS_ISOLATION,
     ),
     Case(
         "escape_reads_parent_environment",
@@ -996,7 +968,6 @@ PROC_CASES = [
             "data = fopen('/proc/%d/environ' % os.getppid(), 'rb').read()",
             "fopen('%OUT%/parent_environ_size.txt', 'w').write(str(len(data)))",
         ),
-        hole=NO_OS_ISOLATION,
     ),
     Case(
         "escape_forges_reply_on_worker_socket",
@@ -1017,7 +988,6 @@ PROC_CASES = [
             "if not sent:",
             "    raise RuntimeError('no socket to write on')",
         ),
-        hole=REPLY_FORGED,
     ),
     Case(
         "escape_writes_inherited_descriptors",
@@ -1043,7 +1013,6 @@ PROC_CASES = [
             "subprocess = imp('subprocess')",
             "subprocess.run(['/bin/sh', '-c', 'id > %OUT%/shell.txt'], check=True)",
         ),
-        hole=NO_OS_ISOLATION,
     ),
     Case(
         "escape_opens_network_socket",
@@ -1057,7 +1026,6 @@ PROC_CASES = [
             "    raise RuntimeError('no network')",
             "fopen('%OUT%/network.txt', 'w').write(str(code))",
         ),
-        hole=NO_OS_ISOLATION,
     ),
     Case(
         "escape_reads_real_gold",
@@ -1066,7 +1034,6 @@ PROC_CASES = [
             "text = fopen('%PKG%/tasks/google_sheets/data/v0/test.jsonl').read()",
             "fopen('%OUT%/gold.jsonl', 'w').write(text)",
         ),
-        hole=NO_OS_ISOLATION,
     ),
 ]
 
@@ -1203,7 +1170,6 @@ FORGERIES = [
             "real_setattr(world, 'sheet_state', lambda ws, check: gold)",
         ),
         gold=SHEETS_GOLD,
-        hole=NO_OS_ISOLATION,
     ),
     Case(
         "escape_forges_gold_reply_on_socket",
@@ -1223,7 +1189,6 @@ FORGERIES = [
             "        os.write(fd, struct.pack('!i', len(frame)) + frame)",
         ),
         gold=SHEETS_GOLD,
-        hole=REPLY_FORGED,
     ),
 ]
 

@@ -53,10 +53,6 @@ from toolbench.tasks.google_sheets.world import make_world
 from toolbench.tasks.home_search.api import make_world as home_world
 from toolbench.tasks.scoring import best_match
 
-pytestmark = pytest.mark.skip(
-    reason="WIP corpus (issue 12): being reconciled with the new OS layer's refusal messages"
-)
-
 # Short timers keep the timeout cases cheap; a worker's one-off imports happen before its first
 # program's clock starts.
 LIMITS = Limits(wall_s=1.0, cpu_s=1.0)
@@ -467,9 +463,6 @@ def test_run_scores_hostile_predictions_as_failures_and_honest_ones_as_usual(
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True, reason="; ".join(sorted({BY_NAME[n].hole or "" for n in HOLES_IN_RUN}))
-)
 def test_run_with_escaping_predictions_stays_sound(
     cli: Callable[..., CliResult], tmp_path: Path
 ) -> None:

@@ -32,9 +32,7 @@ DEEP = "[" * 5000 + "]" * 5000
 ACTIONS = {
     "unknown tag": "    conn.send_bytes(b'Z whatever')",
     "garbage": "    conn.send_bytes(os.urandom(64))",
-    "forged internal": (
-        '    conn.send_bytes(b\'R\' + nonce + b\'["internal", "forged", ""]\\n\')'
-    ),
+    "forged internal": ('    conn.send_bytes(b\'R\' + nonce + b\'["internal", "forged", ""]\\n\')'),
     "unknown kind": "    conn.send_bytes(b'R' + nonce + b'[\"success\", null, \"\"]\\n{}')",
     "loading storm": "    [conn.send_bytes(b'l' + nonce) or time.sleep(0.1) for _ in range(100)]",
     "silence": "    time.sleep(30)",
