@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -10,6 +13,11 @@ from typing import Any
 import pytest
 
 from toolbench.cli import main
+
+# Where bubblewrap is installed, the sandbox must reach full isolation: a probe that fails
+# (a path it cannot bind, say) is then an error, not a quiet fall back to weaker layers.
+if sys.platform.startswith("linux") and shutil.which("bwrap"):
+    os.environ.setdefault("TOOLBENCH_ISOLATION", "full")
 
 
 @pytest.fixture(autouse=True)

@@ -112,7 +112,7 @@ def _bind_args(code_dirs: Sequence[str], masked: Sequence[str]) -> list[str]:
     for name in _SYSTEM_FILES:
         if os.path.isfile(name):
             args += ["--ro-bind", name, name]
-    made: set[str] = {"/"}
+    made: set[str] = {"/", "/tmp"}  # /tmp is the private tmpfs, mounted before these binds
     system = tuple(d for d in _SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d))
     for source in _existing_unique([*python_dirs(), *code_dirs]):
         if source in system or source.startswith(tuple(s + "/" for s in system)):
@@ -153,7 +153,9 @@ def wrap_command(
 ) -> list[str]:
     """The full command line that runs ``argv`` in the namespaces (``network``: keep the
     host's network, for worlds that drive a live service)."""
-    view = [*_bind_args(code_dirs, masked), *_private_dirs()]
+    # The private /tmp first: code that lives under the host's /tmp (a CI checkout) is then
+    # bound inside it instead of being hidden by it.
+    view = [*_private_dirs(), *_bind_args(code_dirs, masked)]
     common = [*_COMMON] if network else ["--unshare-net", *_COMMON]
     if network:
         view += [*("--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf")]
