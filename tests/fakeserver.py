@@ -19,8 +19,11 @@ shape (ids ``call_<n>_<i>`` for the n-th request's i-th call, ``type: "function"
 the ``content``. The request's ``tools``/``tool_choice`` are recorded in ``requests`` like any
 other field; the server does not check calls against them. Failure injection (checked in this
 order, per request): ``fail_always``; the first ``fail_first`` calls; every ``fail_every``-th
-call. Failures answer ``fail_status`` (500 by default) with a ``Retry-After: <retry_after>``
-header when ``retry_after`` is set.
+call, except that a request body whose previous attempt failed that way succeeds (a periodic
+rule would otherwise starve one of several clients retrying in lockstep, which made retry tests
+flaky: with three clients retrying at once, the same one always drew the failing turn).
+Failures answer ``fail_status`` (500 by default) with a ``Retry-After: <retry_after>`` header
+when ``retry_after`` is set.
 
 ``subprocess=True`` runs the server in a forked child process instead of a thread. Use it for
 throughput measurements: in a thread the server's CPU time competes with the client for the
@@ -87,6 +90,7 @@ class FakeOpenAIServer:
         self.port = 0
         self._calls = 0
         self._failures = 0
+        self._failed_last: set[str] = set()  # bodies whose last attempt got a periodic failure
         self._requests: list[dict[str, Any]] = []
         self._paths: list[str] = []
         self._lock = threading.Lock()
@@ -158,13 +162,22 @@ class FakeOpenAIServer:
             self._calls = self._failures = 0
             self._requests.clear()
             self._paths.clear()
+            self._failed_last.clear()
 
     # ---- request handling ----
 
-    def _should_fail(self, n: int) -> bool:
+    def _should_fail(self, n: int, body: dict[str, Any]) -> bool:
         if self.fail_always or n <= self.fail_first:
             return True
-        return bool(self.fail_every) and n % self.fail_every == 0
+        if not self.fail_every:
+            return False
+        key = json.dumps(body, sort_keys=True)
+        with self._lock:
+            if n % self.fail_every == 0 and key not in self._failed_last:
+                self._failed_last.add(key)
+                return True
+            self._failed_last.discard(key)
+        return False
 
     def _failure(self) -> JSONResponse:
         with self._lock:
@@ -182,7 +195,7 @@ class FakeOpenAIServer:
             self._paths.append(request.url.path)
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
-        if self._should_fail(n):
+        if self._should_fail(n, body):
             return self._failure()
         reply_spec = self.answer(body)
         if isinstance(reply_spec, dict):

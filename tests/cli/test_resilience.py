@@ -104,10 +104,11 @@ def test_flaky_server_gives_a_complete_correct_run(
     with FakeOpenAIServer(
         answer=scripted_answer, fail_every=3, fail_status=429, retry_after="0"
     ) as flaky:
-        code, _, _ = cli(*_args(flaky, tmp_path / "flaky", "--no-cache"))
+        code, stdout, stderr = cli(*_args(flaky, tmp_path / "flaky", "--no-cache"))
         assert flaky.failures >= 10
-    assert code == 0
     info, records = read_run(tmp_path / "flaky")
+    unscored = [(r["id"], r.get("message")) for r in records if r["status"] != "scored"]
+    assert code == 0, (stdout[-500:], stderr[-1000:], unscored)
     assert info["status"] == "complete"
     assert info["counts"]["home_search"]["infra_error"] == 0
     assert info["metrics"] == expected["metrics"]

@@ -73,8 +73,16 @@ def sandbox_files(workbook_path: str, *args: Any, **kwargs: Any) -> list[str]:
 
 
 def prime_sandbox_worker(workbook_path: str, digest: str, *args: Any, **kwargs: Any) -> None:
-    """Parse the workbook once in the worker's template, so each program only copies it."""
-    load_workbook(workbook_path, digest)
+    """Warm-up in the worker's template, paid once per workbook instead of per program.
+
+    Parses the workbook, then evaluates every sheet of a copy, so that the formula caches
+    (compiled formulas, reference templates, the formula library's lazy state) live in the
+    template; a forked program process inherits them instead of compiling every formula again.
+    """
+    book = load_workbook(workbook_path, digest)
+    warm = book.clone()
+    for worksheet in warm.worksheets():
+        sheet_state(worksheet, check_format=False)
 
 
 def make_world(

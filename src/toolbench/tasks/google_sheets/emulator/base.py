@@ -173,7 +173,7 @@ class WorksheetBase:
         option = self._option(option, RENDER_OPTIONS, "value_render_option", FORMATTED)
         major = self._option(major, (ROWS, COLUMNS), "major_dimension", ROWS)
         box = self._read_box(rng)
-        self._book._recalc()
+        self._book._recalc(self._id)
         r1, c1, r2, c2 = box
         found: dict[tuple[int, int], Any] = {}
         if (r2 - r1 + 1) * (c2 - c1 + 1) <= len(self._grid.cells):

@@ -1,14 +1,21 @@
-"""Recalculation of every formula of a spreadsheet, in dependency order, lazily.
+"""Recalculation of a spreadsheet's formulas, in dependency order, lazily and on demand.
 
-Writes only mark what changed; the next read recalculates. A change of plain values re-evaluates
-only the formulas that (transitively) read them, following the plan of the last full pass; anything
-structural (a formula written or removed, rows inserted, a sheet renamed, ...) triggers a full pass
-that rebuilds the plan. Cells on a reference cycle get `#REF!`, as Sheets shows them. The plan is
-immutable and keyed by sheet ids, so a cloned spreadsheet shares it.
+Writes only mark what changed; the next read recalculates, and only what it needs. Formulas
+whose inputs may have changed are *stale*: a change of plain values makes the formulas that
+(transitively) read them stale, following the plan; anything structural (a formula written or
+removed, rows inserted, a sheet renamed, ...) rebuilds the plan and makes every formula stale.
+A read of one sheet evaluates the stale formulas of that sheet and the stale formulas they read,
+directly or not, and nothing else (a program that inserts a column in a sheet without formulas
+no longer pays for every formula of the workbook). Invariant: whatever reads a stale formula is
+stale too, so a fresh formula never needs anything re-evaluated. Formulas that read cells their
+references do not name (OFFSET, INDIRECT) make a read evaluate everything stale. Cells on a
+reference cycle get `#REF!`, as Sheets shows them. The plan is immutable and keyed by sheet ids,
+so a cloned spreadsheet shares it.
 """
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,7 +31,10 @@ from toolbench.tasks.google_sheets.emulator.values import ErrorValue, Formula
 
 Sheets = Mapping[int, tuple[str, Grid]]  # sheet id -> (title, grid)
 Target = tuple[int | None, GridRange]  # (sheet id or None when unknown, range)
+Raw = tuple[int, int, int, str, tuple[Target, ...]]  # a formula: sheet, row, col, text, targets
 _INCREMENTAL_LIMIT = 256
+# Functions whose inputs are computed at run time, not named by the formula's references.
+_READS_UNNAMED_CELLS = re.compile(r"\b(?:INDIRECT|OFFSET)\s*\(", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -37,15 +47,26 @@ class Node:
     cyclic: bool
 
 
+@dataclass(frozen=True)
+class Plan:
+    """Every formula in evaluation order, with what each reads (positions in ``nodes``)."""
+
+    nodes: tuple[Node, ...]
+    reads: tuple[tuple[int, ...], ...]
+    by_sheet: Mapping[int, tuple[int, ...]]
+    reads_unnamed: frozenset[int]  # positions of OFFSET/INDIRECT formulas
+
+
 class Engine:
-    def __init__(self, plan: tuple[Node, ...] | None = None) -> None:
+    def __init__(self, plan: Plan | None = None) -> None:
         self.plan = plan
         self.full = plan is None
         self.pending: set[tuple[int, int, int]] = set()
+        self.stale: set[int] = set()
 
     def clone(self) -> Engine:
         twin = Engine(self.plan)
-        twin.full, twin.pending = self.full, set(self.pending)
+        twin.full, twin.pending, twin.stale = self.full, set(self.pending), set(self.stale)
         return twin
 
     def value_changed(self, sheet: int, row: int, col: int) -> None:
@@ -55,31 +76,49 @@ class Engine:
                 self.invalidate()
 
     def invalidate(self) -> None:
-        self.full, self.pending = True, set()
+        self.full, self.pending, self.stale = True, set(), set()
 
     @property
     def dirty(self) -> bool:
-        return self.full or bool(self.pending)
+        return self.full or bool(self.pending) or bool(self.stale)
 
-    def recalc(self, sheets: Sheets) -> None:
+    def recalc(self, sheets: Sheets, sheet: int | None = None) -> None:
+        """Bring the formulas of ``sheet`` (every sheet when None) up to date."""
         if self.full or self.plan is None:
             self.plan = _plan(sheets)
-            nodes: Any = self.plan
+            self.stale = set(range(len(self.plan.nodes)))
         elif self.pending:
-            nodes = _affected(self.plan, self.pending)
-        else:
-            return
+            self.stale.update(_affected(self.plan, self.pending))
         self.full, self.pending = False, set()
-        _evaluate(nodes, sheets)
+        if not self.stale:
+            return
+        needed = self.stale if sheet is None else _needed(self.plan, self.stale, sheet)
+        if not needed.isdisjoint(self.plan.reads_unnamed):
+            needed = self.stale
+        _evaluate([self.plan.nodes[i] for i in sorted(needed)], sheets)
+        self.stale -= needed
+
+
+def _needed(plan: Plan, stale: set[int], sheet: int) -> set[int]:
+    """The stale formulas of ``sheet`` and every stale formula they read, transitively."""
+    needed: set[int] = set()
+    todo = [i for i in plan.by_sheet.get(sheet, ()) if i in stale]
+    while todo:
+        i = todo.pop()
+        if i in needed:
+            continue
+        needed.add(i)
+        todo.extend(j for j in plan.reads[i] if j in stale and j not in needed)
+    return needed
 
 
 def _titles(sheets: Sheets) -> dict[str | None, int]:
     return {sheet_key(title): sid for sid, (title, _) in sheets.items()}
 
 
-def _plan(sheets: Sheets) -> tuple[Node, ...]:
+def _plan(sheets: Sheets) -> Plan:
     titles = _titles(sheets)
-    raw: list[tuple[int, int, int, str, tuple[Target, ...]]] = []
+    raw: list[Raw] = []
     where: dict[tuple[int, int, int], int] = {}
     by_col: dict[tuple[int, int], list[tuple[int, int]]] = {}
     for sid, (_, grid) in sheets.items():
@@ -114,21 +153,34 @@ def _plan(sheets: Sheets) -> tuple[Node, ...]:
                     lo, hi = bisect_left(col, (r1, -1)), bisect_right(col, (r2, len(raw)))
                     found.extend(j for _, j in col[lo:hi])
         deps.append(found)
-    nodes = []
-    for component in _components(deps):
-        cyclic = len(component) > 1 or component[0] in deps[component[0]]
-        for i in component:
-            nodes.append(Node(*raw[i], cyclic=cyclic))
-    return tuple(nodes)
+    return _ordered(raw, deps)
 
 
-def _affected(plan: tuple[Node, ...], pending: set[tuple[int, int, int]]) -> list[Node]:
-    """The plan's nodes that read a changed cell, directly or through another affected node."""
+def _ordered(raw: list[Raw], deps: list[list[int]]) -> Plan:
+    """The plan: formulas in dependency order (cycles marked), reads renumbered to match."""
+    order = [(i, len(c) > 1 or c[0] in deps[c[0]]) for c in _components(deps) for i in c]
+    position = {raw_index: pos for pos, (raw_index, _) in enumerate(order)}
+    nodes = tuple(Node(*raw[i], cyclic=cyclic) for i, cyclic in order)
+    by_sheet: dict[int, list[int]] = {}
+    for pos, node in enumerate(nodes):
+        by_sheet.setdefault(node.sheet, []).append(pos)
+    return Plan(
+        nodes=nodes,
+        reads=tuple(tuple(position[j] for j in deps[i]) for i, _ in order),
+        by_sheet={sid: tuple(found) for sid, found in by_sheet.items()},
+        reads_unnamed=frozenset(
+            pos for pos, node in enumerate(nodes) if _READS_UNNAMED_CELLS.search(node.text)
+        ),
+    )
+
+
+def _affected(plan: Plan, pending: set[tuple[int, int, int]]) -> list[int]:
+    """Positions of the formulas that read a changed cell, directly or through another one."""
     changed: dict[int, list[tuple[int, int]]] = {}
     for sid, r, c in pending:
         changed.setdefault(sid, []).append((r, c))
     out = []
-    for node in plan:
+    for pos, node in enumerate(plan.nodes):
         if node.cyclic:
             continue
         hit = any(
@@ -136,7 +188,7 @@ def _affected(plan: tuple[Node, ...], pending: set[tuple[int, int, int]]) -> lis
             for target, rng in node.targets
         )
         if hit:
-            out.append(node)
+            out.append(pos)
             changed.setdefault(node.sheet, []).append((node.row, node.col))
     return out
 

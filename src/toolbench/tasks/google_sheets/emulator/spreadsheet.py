@@ -254,9 +254,11 @@ class Spreadsheet:
     def _index_of(self, ws: Any) -> int:
         return next(i for i, mine in enumerate(self._worksheets) if mine is ws)
 
-    def _recalc(self) -> None:
+    def _recalc(self, sheet_id: int | None = None) -> None:
+        """Bring formulas up to date before a read: of one sheet, or of all when None."""
         if self._engine.dirty:
-            self._engine.recalc({ws._id: (ws._title, ws._grid) for ws in self._worksheets})
+            sheets = {ws._id: (ws._title, ws._grid) for ws in self._worksheets}
+            self._engine.recalc(sheets, sheet_id)
 
     def _rewrite_formulas(self, func: Any) -> None:
         for ws in self._worksheets:

@@ -187,7 +187,7 @@ class StructureMixin(FormattingMixin):
                     "outside the range being sorted"
                 )
             keys.append((col, order == "des"))
-        self._book._recalc()
+        self._book._recalc(self._id)
         order_rows = list(span(top, bottom))
         for col, descending in reversed(keys):  # stable passes, least significant key first
             column = {r: self._grid.value(r, col) for r in order_rows}

@@ -152,7 +152,7 @@ class WritingMixin(ReadingMixin):
         )
         rng = self._parse(table_range)
         rows = self._matrix(values)
-        self._book._recalc()
+        self._book._recalc(self._id)
         r1, c1, _, _ = rng.bounded(self._grid.rows, self._grid.cols)
         used = [
             (r, c)
