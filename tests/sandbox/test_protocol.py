@@ -128,3 +128,13 @@ def test_state_reader_accepts_strict_json_only(value: object) -> None:
         assert "NaN" in text or "Infinity" in text
         return
     assert json.dumps(parsed) == text
+
+
+@pytest.mark.parametrize(
+    "head",
+    [b'[["ok"], null, ""]', b'[{"k": 1}, "e", ""]', b'[1.5, "e", ""]', b'[null, "e", ""]'],
+)
+def test_a_kind_that_is_not_a_string_is_a_protocol_error(head: bytes) -> None:
+    """Found by benchmarks/fuzz_protocol.py: an unhashable kind escaped as a TypeError."""
+    with pytest.raises(ProtocolError, match="unknown result kind"):
+        parse_result(b"R" + head + b"\n", 1000)

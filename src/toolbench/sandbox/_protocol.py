@@ -126,7 +126,7 @@ def parse_result(message: bytes, max_stdout: int) -> Reply:
     if not (isinstance(head, list) and len(head) == 3):
         raise ProtocolError("the reply's head is not [kind, error, stdout]")
     kind, error, stdout = head
-    if kind not in KINDS and kind != INTERNAL:
+    if not isinstance(kind, str) or (kind not in KINDS and kind != INTERNAL):
         raise ProtocolError(f"unknown result kind {str(kind)[:40]!r}")
     if not (error is None or (isinstance(error, str) and len(error) <= MAX_ERROR_CHARS)):
         raise ProtocolError("the reply's error is not a short string")
