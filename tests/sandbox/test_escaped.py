@@ -128,3 +128,32 @@ def test_escaped_program_is_held_by_the_os(tmp_path: Path, listener: socket.sock
     # live under /root and /work on this machine), a private /tmp, /dev, an empty /sandbox.
     visible = set(report["root entries"])
     assert not visible & {"home", "var", "run", "mnt", "opt", "srv", "boot"}, visible
+
+
+LEAVE_BEHIND = """
+import builtins, os
+report["pid"] = os.getpid()
+report["found"] = getattr(builtins, "LEFT_BEHIND", None)
+builtins.LEFT_BEHIND = "from an escaped program"
+"""
+
+
+def test_an_escape_in_a_shared_process_never_reaches_another_tasks_programs() -> None:
+    """Shared worlds (home_search, booking) keep one program process per world module: an
+    escaped program can leave something for later programs of its own task (the known limit
+    of sharing), never for another task's, and never in the template."""
+    from tests.sandbox import shared_one, shared_two
+
+    program = f"escape({LEAVE_BEHIND!r})"
+    with SandboxPool(workers=1) as pool:
+        # Load both modules first: loading one re-forks every shared process anyway.
+        assert pool.run(shared_two.escape_world, "escape('')").ok
+        first = pool.run(shared_one.escape_world, program)
+        again = pool.run(shared_one.escape_world, program)
+        other = pool.run(shared_two.escape_world, program)
+        forked = pool.run(escape_world, program)  # a fresh process per program
+    assert first.ok and again.ok and other.ok and forked.ok, (first, again, other, forked)
+    assert first.state["found"] is None
+    assert again.state == {"pid": first.state["pid"], "found": "from an escaped program"}
+    assert other.state["pid"] != first.state["pid"] and other.state["found"] is None
+    assert forked.state["found"] is None

@@ -9,8 +9,9 @@ reaches the next program: each starts from the same clean template.
 
 Worlds whose module sets ``SANDBOX_SHARED = True`` (no libraries, a world rebuilt from scratch,
 nothing mutable reachable: home_search and booking) are the exception, because a fork costs more
-than such a program: their programs share one long-lived program process, itself forked from the
-template, so even they never touch the template.
+than such a program: the programs of each such module share one long-lived program process,
+itself forked from the template, so even they never touch the template, and two tasks' programs
+never share a process.
 
 Program processes load the stricter seccomp filter before any program code runs and talk only
 to the template over pipes; the template checks what they send (size, tag, timing), kills them
@@ -90,7 +91,9 @@ class Template:
         self.executor = Executor(limits)
         self.factories: dict[str, Callable[..., Any]] = {}
         self.primed: set[str] = set()
-        self.shared: _SharedProcess | None = None
+        # One per world module: a program that got past the in-process policy could leave
+        # something behind in its shared process, but never reach another task's programs.
+        self.shared: dict[str, _SharedProcess] = {}
         self.nonce = b""
         self.seccomp = False
         if use_seccomp and seccomp_filter.available(libraries):
@@ -267,24 +270,27 @@ class Template:
     # -- the shared program process (worlds that set SANDBOX_SHARED) ---------------------------
 
     def _run_shared(self, name: str, args: list[Any], kwargs: dict[str, Any], source: str) -> bytes:
-        if self.shared is None:
-            self.shared = _SharedProcess(self)
-        reply = self.shared.run(name, args, kwargs, source)
+        module = name.partition(":")[0]
+        process = self.shared.get(module)
+        if process is None:
+            process = self.shared[module] = _SharedProcess(self)
+        reply = process.run(name, args, kwargs, source)
         if reply is None or not reply.startswith(RESULT) or _kind_of(reply) is None:
-            what = self.shared.end()
-            self.shared = None
+            what = process.end()
+            del self.shared[module]
             if reply is None and what == "timeout":
                 limit = self.limits.wall_s
                 return encode_result("timeout", f"timeout: program ran longer than {limit} s")
             return _died(what if reply is None else "sent a malformed reply")
         if _kind_of(reply) == INTERNAL:  # recycle it: it may not be telling the truth
-            self._retire_shared()
+            self.shared.pop(module).end()
         return reply
 
     def _retire_shared(self) -> None:
-        if self.shared is not None:
-            self.shared.end()
-            self.shared = None
+        """End every shared process (they were forked before the template last changed)."""
+        for process in self.shared.values():
+            process.end()
+        self.shared.clear()
 
 
 def _kind_of(reply: bytes) -> str | None:
