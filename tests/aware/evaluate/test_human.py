@@ -22,6 +22,7 @@ from toolbench.aware.evaluate.human import (
     default_db_path,
     draw_sample,
 )
+from toolbench.aware.evaluate.metrics import METRICS
 from toolbench.aware.evaluate.prompts import EXPLICIT_SYSTEM, explicit_user_message
 from toolbench.aware.schema import (
     ApiSpec,
@@ -298,6 +299,9 @@ def test_nothing_to_undo_and_unknown_keys(ds: Path) -> None:
     assert [e[2:] for e in events(ds)] == [("answer", "yes")]
 
 
+F1 = 2 + METRICS.index("f1")  # the cells of a results row: group, n, then each metric
+
+
 def test_results_for_scripted_answers(ds: Path, tmp_path: Path) -> None:
     right = session(ds, 12)
     annotate(right, correct_keys(right))
@@ -305,7 +309,7 @@ def test_results_for_scripted_answers(ds: Path, tmp_path: Path) -> None:
     assert "answered 12 of 12 (6 complete, 6 incomplete)" in table
     for group in ("API replacement", "utterance removal", "overall"):
         cells = row(table, group)
-        assert cells[2].startswith("1.000") and cells[3].startswith("1.000"), cells
+        assert cells[2].startswith("1.000") and cells[F1].startswith("1.000"), cells
     assert row(table, "overall")[1] == "12"
     assert row(table, "ann")[1:4] == ["12", "0", "0"]
 
@@ -313,7 +317,8 @@ def test_results_for_scripted_answers(ds: Path, tmp_path: Path) -> None:
     annotate(all_yes, "y\n" * 12, annotator="eve")
     table = results(all_yes)
     overall = row(table, "overall")
-    assert overall[2].startswith("0.500") and overall[3].startswith("0.000"), overall
+    assert overall[2].startswith("0.500") and overall[F1].startswith("0.000"), overall
+    assert overall[3].startswith("0.500") and overall[4].startswith("0.000"), overall  # bal., MCC
     assert "complete 6 / 0; incomplete 6 / 0" in table
 
 

@@ -35,6 +35,8 @@ def test_counts_by_hand() -> None:
     assert m["recall"].mean == pytest.approx(2 / 3)
     assert m["f1"].mean == pytest.approx(2 / 3)
     assert m["yes_ratio"].mean == pytest.approx(3 / 6)
+    assert m["balanced_accuracy"].mean == pytest.approx((2 / 3 + 2 / 3) / 2)
+    assert m["mcc"].mean == pytest.approx((2 * 2 - 1 * 1) / math.sqrt(3 * 3 * 3 * 3))
     assert m["accuracy"].low <= m["accuracy"].mean <= m["accuracy"].high
     assert confusion(items) == {
         "complete": {"yes": 2, "no": 0, "unparseable": 1},
@@ -83,8 +85,32 @@ def test_metrics_are_bounded_and_intervals_contain_the_estimate(
     pairs: list[tuple[str, str | None]],
 ) -> None:
     for name, e in binary_metrics(_items(pairs)).items():
-        if math.isnan(e.mean):
-            assert name in ("precision", "recall")
+        if math.isnan(e.mean):  # undefined when a class (or a prediction) never occurs
+            assert name in ("precision", "recall", "balanced_accuracy")
             continue
-        assert 0.0 <= e.mean <= 1.0
+        assert (-1.0 if name == "mcc" else 0.0) <= e.mean <= 1.0
         assert e.low <= e.mean + 1e-9 and e.mean <= e.high + 1e-9
+
+
+def test_a_constant_answer_cannot_game_balanced_accuracy_or_mcc() -> None:
+    """The paper's F1 rewards always-no (0.667 on a balanced set); these two do not."""
+    labels = ["incomplete", "complete"] * 10
+    for constant in ("yes", "no"):
+        m = binary_metrics(_items([(label, constant) for label in labels]))
+        assert m["balanced_accuracy"].mean == pytest.approx(0.5)
+        assert m["mcc"].mean == 0.0
+    always_no = binary_metrics(_items([(label, "no") for label in labels]))
+    assert always_no["f1"].mean == pytest.approx(2 / 3)
+    perfect = [(label, "no" if label == "incomplete" else "yes") for label in labels]
+    m = binary_metrics(_items(perfect))
+    assert m["balanced_accuracy"].mean == 1.0 and m["mcc"].mean == pytest.approx(1.0)
+    inverted = [(label, "yes" if label == "incomplete" else "no") for label in labels]
+    assert binary_metrics(_items(inverted))["mcc"].mean == pytest.approx(-1.0)
+
+
+def test_balanced_accuracy_weighs_both_classes_on_an_unbalanced_set() -> None:
+    # 2 incomplete twins per complete original, as the datasets are built; always-no
+    labels = ["incomplete", "incomplete", "complete"] * 10
+    m = binary_metrics(_items([(label, "no") for label in labels]))
+    assert m["accuracy"].mean == pytest.approx(2 / 3)
+    assert m["balanced_accuracy"].mean == pytest.approx(0.5)

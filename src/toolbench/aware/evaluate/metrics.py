@@ -1,5 +1,8 @@
 """Awareness metrics: accuracy, F1 with *incomplete* as the positive class (as the paper),
-precision, recall, yes-ratio and the confusion matrix, with 95% bootstrap intervals.
+precision, recall, yes-ratio and the confusion matrix, with 95% bootstrap intervals; and beside
+the paper's, balanced accuracy and the Matthews correlation coefficient, which a constant answer
+cannot game: on a balanced set ``always-no`` has the paper's F1 0.667 but balanced accuracy 0.5
+and MCC 0 (MCC is 0, by convention, whenever one row or column of the matrix is empty).
 
 A prediction is "yes" (the APIs can be invoked now), "no" (they cannot) or ``None``
 (unparseable). ``None`` is wrong whatever the label: it is a false negative on an incomplete
@@ -18,7 +21,9 @@ import numpy as np
 
 from toolbench.report.bootstrap import Estimate
 
-METRICS = ("accuracy", "f1", "precision", "recall", "yes_ratio")
+METRICS = ("accuracy", "balanced_accuracy", "mcc", "f1", "precision", "recall", "yes_ratio")
+PAPER_METRICS = ("accuracy", "f1", "precision", "recall", "yes_ratio")
+UNGAMEABLE_METRICS = ("balanced_accuracy", "mcc")  # a constant answer scores 0.5 and 0
 RESAMPLES = 2000
 
 
@@ -51,8 +56,13 @@ def _stats(
         precision = tp / (tp + fp)
         recall = tp / (tp + fn)
         f1 = np.where(tp > 0, 2 * tp / (2 * tp + fp + fn), 0.0)
+        balanced = (recall + tn / (tn + fp)) / 2
+        denominator = np.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
+        mcc = np.where(denominator > 0, (tp * tn - fp * fn) / denominator, 0.0)
     return {
         "accuracy": (tp + tn) / n,
+        "balanced_accuracy": balanced,
+        "mcc": mcc,
         "f1": f1,
         "precision": precision,
         "recall": recall,

@@ -14,7 +14,8 @@ from rich.console import Console
 from rich.table import Table
 
 from toolbench.aware.evaluate.metrics import (
-    METRICS,
+    PAPER_METRICS,
+    UNGAMEABLE_METRICS,
     Judged,
     agreement,
     binary_metrics,
@@ -147,6 +148,14 @@ def mode_agreement(records: list[dict[str, Any]]) -> dict[str, tuple[float, int]
     return out
 
 
+# Two tables per task, so each fits a terminal: the paper's metrics, then the ones a constant
+# answer cannot game (the paper's F1 gives always-no 0.667 on a balanced set).
+METRIC_TABLES = (
+    ("the paper's metrics, positive class = incomplete", PAPER_METRICS),
+    ("balanced accuracy and MCC (a constant answer scores 0.5 and 0)", UNGAMEABLE_METRICS),
+)
+
+
 def _fmt(e: Estimate) -> str:
     """Compact ``0.812 [.74,.87]`` so a row of five metrics fits a terminal."""
     if e.n == 0 or e.mean != e.mean:
@@ -162,16 +171,20 @@ def render_aware(run: LoadedRun, console: Console) -> None:
     model = run.info.get("config", {}).get("model", "?")
     table_rows = rows(run.records)
     for task in sorted({t for (t, _, _) in table_rows}):
-        table = Table(
-            title=f"{run.label}  ({model})  {task[6:]}: positive class = incomplete, 95% CIs"
-        )
-        for column in ("source", "manipulation", "n", *METRICS):
-            table.add_column(column)
-        for (row_task, source, group), items in table_rows.items():
-            if row_task == task:
-                est = binary_metrics(items)
-                table.add_row(source, group, str(len(items)), *[_fmt(est[m]) for m in METRICS])
-        console.print(table)
+        estimates = {
+            (source, group): binary_metrics(items)
+            for (row_task, source, group), items in table_rows.items()
+            if row_task == task
+        }
+        counts = {key[1:]: len(items) for key, items in table_rows.items() if key[0] == task}
+        for title, metrics in METRIC_TABLES:
+            table = Table(title=f"{run.label}  ({model})  {task[6:]}: {title}, 95% CIs")
+            for column in ("source", "manipulation", "n", *metrics):
+                table.add_column(column)
+            for (source, group), est in estimates.items():
+                n = str(counts[(source, group)])
+                table.add_row(source, group, n, *[_fmt(est[m]) for m in metrics])
+            console.print(table)
     _render_counts(run, console)
     for task in sorted({t for (t, _, _) in table_rows}):
         items = table_rows[(task, ALL, ALL)]
@@ -226,21 +239,17 @@ def compare_rows(a: LoadedRun, b: LoadedRun) -> dict[Row, dict[str, Estimate]]:
 
 
 def render_aware_comparison(a: LoadedRun, b: LoadedRun, console: Console) -> None:
-    table = Table(title=f"paired difference: {b.label} - {a.label} (95% CIs)")
-    for column in (
-        "task",
-        "source",
-        "manipulation",
-        "n paired",
-        *[f"Δ {m}" for m in METRICS],
-    ):
-        table.add_column(column)
-    for (task, source, group), entry in compare_rows(a, b).items():
-        if not entry:
-            continue
-        n = next(iter(entry.values())).n
-        table.add_row(task[6:], source, group, str(n), *[_fmt(entry[m]) for m in METRICS])
-    console.print(table)
+    compared = compare_rows(a, b)
+    for title, metrics in METRIC_TABLES:
+        table = Table(title=f"paired difference: {b.label} - {a.label}: {title} (95% CIs)")
+        for column in ("task", "source", "manipulation", "n paired", *[f"Δ {m}" for m in metrics]):
+            table.add_column(column)
+        for (task, source, group), entry in compared.items():
+            if not entry:
+                continue
+            n = next(iter(entry.values())).n
+            table.add_row(task[6:], source, group, str(n), *[_fmt(entry[m]) for m in metrics])
+        console.print(table)
 
 
 def aware_json(run: LoadedRun) -> dict[str, Any]:
