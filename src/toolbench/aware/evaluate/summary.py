@@ -171,20 +171,7 @@ def render_aware(run: LoadedRun, console: Console) -> None:
     model = run.info.get("config", {}).get("model", "?")
     table_rows = rows(run.records)
     for task in sorted({t for (t, _, _) in table_rows}):
-        estimates = {
-            (source, group): binary_metrics(items)
-            for (row_task, source, group), items in table_rows.items()
-            if row_task == task
-        }
-        counts = {key[1:]: len(items) for key, items in table_rows.items() if key[0] == task}
-        for title, metrics in METRIC_TABLES:
-            table = Table(title=f"{run.label}  ({model})  {task[6:]}: {title}, 95% CIs")
-            for column in ("source", "manipulation", "n", *metrics):
-                table.add_column(column)
-            for (source, group), est in estimates.items():
-                n = str(counts[(source, group)])
-                table.add_row(source, group, n, *[_fmt(est[m]) for m in metrics])
-            console.print(table)
+        _render_metric_tables(f"{run.label}  ({model})  {task[6:]}", task, table_rows, console)
     _render_counts(run, console)
     for task in sorted({t for (t, _, _) in table_rows}):
         items = table_rows[(task, ALL, ALL)]
@@ -222,6 +209,22 @@ def render_aware(run: LoadedRun, console: Console) -> None:
                 f"judge vs hand labels: agreement {j['agreement']:.3f}, Cohen's kappa "
                 f"{j['cohen_kappa']:.3f} over {j['n']} explanations"
             )
+
+
+def _render_metric_tables(
+    heading: str, task: str, table_rows: dict[Row, list[Judged]], console: Console
+) -> None:
+    """The rows of one task, in each of ``METRIC_TABLES``."""
+    mine = {key[1:]: items for key, items in table_rows.items() if key[0] == task}
+    estimates = {key: binary_metrics(items) for key, items in mine.items()}
+    for title, metrics in METRIC_TABLES:
+        table = Table(title=f"{heading}: {title}, 95% CIs")
+        for column in ("source", "manipulation", "n", *metrics):
+            table.add_column(column)
+        for (source, group), est in estimates.items():
+            count = str(len(mine[(source, group)]))
+            table.add_row(source, group, count, *[_fmt(est[m]) for m in metrics])
+        console.print(table)
 
 
 def _render_counts(run: LoadedRun, console: Console) -> None:
