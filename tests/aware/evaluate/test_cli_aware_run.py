@@ -232,3 +232,32 @@ def test_infra_errors_are_left_out_and_retried(cli: Cli, mixed: Path, tmp_path: 
     assert {r["status"] for r in records} == {"scored"}
     assert len(records) == len({r["id"] for r in records})  # retried, never duplicated
     assert (out / "attempts.jsonl").is_file()
+
+
+def test_a_freshly_built_dataset_without_include_pending_is_refused(
+    cli: Cli, mixed: Path, tmp_path: Path
+) -> None:
+    """Right after ``aware build`` every incomplete twin is pending: scoring only the complete
+    originals gave F1 0.000 over no incomplete instance, exit 0. Now exit 2 with one line."""
+    from toolbench.aware.schema import Verification, read_instances, write_instances
+
+    fresh = tmp_path / "fresh.jsonl"
+    write_instances(
+        fresh,
+        [
+            i.model_copy(update={"verification": Verification()}) if i.label == "incomplete" else i
+            for i in read_instances(mixed)
+        ],
+    )
+    out = tmp_path / "run"
+    code, stdout, stderr = cli("aware", "run", str(fresh), "--model", "oracle", "--out", str(out))
+    assert code == 2
+    message = (stdout + stderr).strip()
+    assert "incomplete instances are pending review" in message and "--include-pending" in message
+    assert len(message.splitlines()) == 1
+    assert not out.exists()  # bad input leaves nothing behind
+    assert "all 214 incomplete instances" in message
+    ok = cli(
+        "aware", "run", str(fresh), "--model", "oracle", "--out", str(out), "--include-pending"
+    )
+    assert ok[0] == 0

@@ -12,6 +12,7 @@ import hashlib
 import json
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -128,11 +129,34 @@ class Prepared:
     notes: dict[str, Any]
 
 
+def _check_both_labels(
+    dataset: Path, everything: Sequence[Instance], chosen: Sequence[Instance]
+) -> None:
+    """Refuse a run that would score one class only: with no incomplete instance (all still
+    pending review, as right after ``aware build``) F1 is 0.000 over nothing, which reads like
+    a result. Says how many of the missing label wait for review."""
+    present = {instance.label for instance in chosen}
+    for label in ("incomplete", "complete"):
+        if label in present:
+            continue
+        pending = sum(
+            1 for i in everything if i.label == label and i.verification.status == "pending"
+        )
+        why = (
+            f"all {pending} {label} instances are pending review; review them with "
+            "'toolbench aware verify' or pass --include-pending"
+            if pending
+            else f"it has no {label} instance that can be evaluated"
+        )
+        raise UserError(f"{dataset}: nothing to score awareness on: {why}")
+
+
 def prepare(config: AwareConfig, options: ModelOptions, cache_dir: Path | None) -> Prepared:
     """Everything checked and built before a run folder exists (bad input leaves nothing)."""
     from toolbench.models.spec import make_model
 
-    instances = evaluated(read_instances(config.dataset), config.include_pending)
+    everything = read_instances(config.dataset)
+    instances = evaluated(everything, config.include_pending)
     if config.limit is not None:
         instances = limited_families(instances, config.limit)
     if not instances:
@@ -140,6 +164,7 @@ def prepare(config: AwareConfig, options: ModelOptions, cache_dir: Path | None) 
             f"{config.dataset}: no instances to evaluate (only accepted ones are, unless "
             "--include-pending; review with 'toolbench aware verify')"
         )
+    _check_both_labels(config.dataset, everything, instances)
     pool = (
         evaluated(read_instances(config.demos), include_pending=False)
         if config.demos is not None
