@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import getpass
 import os
+import re
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -169,6 +171,22 @@ def _check_flags(args: argparse.Namespace) -> None:
         raise UserError(f"--out {args.out}: is a folder; give a file name such as aware.jsonl")
 
 
+def _skip_summary(skipped: Sequence[tuple[str, str, str]]) -> list[str]:
+    """One line per manipulation and kind of reason, with a count and one example: reasons
+    name the record's API ("no replacement for 'ToolSearcher'"), so the quoted names are
+    left out of the grouping rather than printing a line per record."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for _, manipulation, why in skipped:
+        kind = re.sub(r"'[^']*'", "'…'", why)
+        groups.setdefault((manipulation, kind), []).append(why)
+    ordered = sorted(groups.items(), key=lambda item: -len(item[1]))
+    return [
+        f"skipped {len(whys)} for {manipulation}: "
+        + (kind if whys[0] == kind else f"{kind} (e.g. {whys[0]})")
+        for (manipulation, kind), whys in ordered
+    ]
+
+
 def _build(args: argparse.Namespace, console: Console, default_cache: Path) -> int:
     from toolbench.aware.build import (
         BuildSettings,
@@ -215,15 +233,24 @@ def _build(args: argparse.Namespace, console: Console, default_cache: Path) -> i
     with Progress(*columns, console=console, transient=True) as bar:
         task = bar.add_task("building", total=work_units(loaded, settings) or None)
         outcome = build(loaded, settings, progress=lambda n: bar.advance(task, n))
-    written = write_instances(args.out, outcome.instances)
+    skips = _skip_summary(outcome.skipped)
     labels = Counter(i.label for i in outcome.instances)
+    if not labels["incomplete"]:
+        for line in skips:
+            console.print(line)
+        raise UserError(
+            f"nothing written to {args.out}: no incomplete instance could be built from "
+            f"{len(loaded)} loaded ({len(outcome.skipped)} skipped, reasons above); "
+            "try another --manipulation or --source"
+        )
+    written = write_instances(args.out, outcome.instances)
     rejected = sum(1 for i in outcome.instances if i.verification.status == "rejected")
     console.print(
         f"wrote {written} instances to {args.out}: {labels['complete']} complete, "
         f"{labels['incomplete']} incomplete ({rejected} rejected automatically)"
     )
-    for reason, count in Counter((m, why) for _, m, why in outcome.skipped).most_common():
-        console.print(f"skipped {count} for {reason[0]}: {reason[1]}")
+    for line in skips:
+        console.print(line)
     if outcome.failed:
         console.print(
             f"[red]{len(outcome.failed)} model calls failed[/red] (first: {outcome.failed[0][1]}); "

@@ -166,3 +166,17 @@ def test_api_replacement_through_the_cli(cli: Cli, tmp_path: Path, source: str) 
             assert swap.replacement not in before  # neither relevant nor already offered
             assert swap.replacement in after and swap.original not in after
         assert twin.dialogue == original.dialogue and len(twin.apis) == len(original.apis)
+
+
+def test_an_empty_build_is_exit_2_with_the_skip_counts_once(cli: Cli, tmp_path: Path) -> None:
+    """Every record skipped used to write an empty file with exit 0."""
+    out = tmp_path / "empty.jsonl"
+    code, stdout, stderr = cli(
+        "aware", "build", "--source", f"apibank:{FIXTURES / 'apibank'}",
+        "--manipulation", "tool_removal", "--out", str(out),
+    )  # fmt: skip
+    assert code == 2
+    assert not out.exists()
+    assert stdout.count("skipped 8 for tool_removal") == 1
+    assert "nothing written" in stderr and "8 skipped" in stderr
+    assert len(stderr.strip().splitlines()) == 1

@@ -7,11 +7,13 @@ requests as "API-Request: [Name(...)]->result"), closed by the prompt line "Gene
 Request:", and ``expected_output`` is the gold request. Every record becomes one complete
 instance: the dialogue as turns, the offered APIs as JSON-schema ``ApiSpec``s, the gold call.
 
-One documented exception: a record whose gold request calls an API that the instruction does
-not describe (level-2 records that found the API through ToolSearcher) cannot be a complete
-instance, because the API the gold needs is not offered. The paper leaves these tool-retrieval
-records out too. They are skipped, and ``read_apibank`` reports each one (``load_apibank`` logs
-them as warnings).
+Two documented exceptions, both records that need tool retrieval, which the paper leaves out:
+a record whose gold request calls an API that the instruction does not describe (level-2
+records that found the API through ToolSearcher) cannot be a complete instance, because the
+API the gold needs is not offered; and a record whose gold request *is* the ToolSearcher call
+(level 2's retrieval step) asks about searching for a tool, not about using one. They are
+skipped; ``read_apibank`` reports each one and ``load_apibank`` logs one warning per reason
+with the count and an example, not a line per record.
 
 Ids are ``apibank-<dialogue file stem>-<record id>``: the record id counts within the dialogue
 file named by the record's ``file`` field, so the pair is what identifies a record.
@@ -66,6 +68,9 @@ _JSON_TYPES = {
 }
 
 logger = logging.getLogger(__name__)
+TOOL_SEARCHER = "ToolSearcher"
+NEEDS_RETRIEVAL = "it needs tool retrieval"
+IS_RETRIEVAL = "it is tool retrieval itself"
 
 
 @dataclass(frozen=True)
@@ -78,9 +83,22 @@ class ApiBankLoad:
 def load_apibank(path: Path) -> list[Instance]:
     """Complete instances from an API-Bank test-data file, or every ``*.json`` in a folder."""
     loaded = read_apibank(path)
-    for line in loaded.skipped:
-        logger.warning("skipped %s", line)
+    for line in skip_summary(loaded.skipped):
+        logger.warning("%s", line)
     return loaded.instances
+
+
+def skip_summary(skipped: list[str]) -> list[str]:
+    """One line per reason: how many records, and the first one as an example."""
+    by_reason: dict[str, list[str]] = {}
+    for line in skipped:
+        reason = IS_RETRIEVAL if line.endswith(IS_RETRIEVAL) else NEEDS_RETRIEVAL
+        by_reason.setdefault(reason, []).append(line)
+    return [
+        f"skipped {len(lines)} API-Bank record{'s' if len(lines) != 1 else ''} that "
+        f"{reason.replace('it ', '', 1)} (e.g. {lines[0]})"
+        for reason, lines in by_reason.items()
+    ]
 
 
 def read_apibank(path: Path) -> ApiBankLoad:
@@ -113,8 +131,11 @@ def _record_instance(file: Path, record: Any, where: str, skipped: list[str]) ->
     if call.name not in offered:
         skipped.append(
             f"{where}: the gold request calls '{call.name}', which the instruction does not "
-            f"describe (offered: {', '.join(sorted(offered))}); it needs tool retrieval"
+            f"describe (offered: {', '.join(sorted(offered))}); {NEEDS_RETRIEVAL}"
         )
+        return None
+    if call.name == TOOL_SEARCHER:
+        skipped.append(f"{where}: the gold request is the {TOOL_SEARCHER} call; {IS_RETRIEVAL}")
         return None
     return _instance(file, record_id, dialogue_file, dialogue, apis, gold_text, call.name)
 
