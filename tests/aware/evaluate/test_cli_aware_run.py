@@ -261,3 +261,19 @@ def test_a_freshly_built_dataset_without_include_pending_is_refused(
         "aware", "run", str(fresh), "--model", "oracle", "--out", str(out), "--include-pending"
     )
     assert ok[0] == 0
+
+
+def test_agreement_per_source_and_manipulation(cli: Cli, mixed: Path, tmp_path: Path) -> None:
+    """Table 6's layout: explicit vs implicit and tools per (source, manipulation), with
+    intervals. The oracle answers every mode right, so the modes agree everywhere."""
+    flags = ("--mode", "explicit,implicit,tools", "--shots", "0", "--include-pending")
+    _run(cli, mixed, tmp_path / "oracle", "--model", "oracle", *flags)
+    code, stdout, _ = cli("report", str(tmp_path / "oracle"))
+    assert code == 0 and "paper Table 6" in stdout and "vs implicit (n)" in stdout
+    code, stdout, _ = cli("report", "--json", str(tmp_path / "oracle"))
+    rows = json.loads(stdout)["runs"][str(tmp_path / "oracle")]["agreement_by_group"]
+    keys = {(r["source"], r["manipulation"], r["versus"]) for r in rows}
+    assert ("all", "all", "implicit") in keys and ("all", "all", "tools") in keys
+    assert ("task:home_search", "slot_removal", "implicit") in keys
+    for row in rows:
+        assert row["mean"] == 1.0 and row["low"] <= row["mean"] <= row["high"] and row["n"] > 0

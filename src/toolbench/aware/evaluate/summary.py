@@ -133,14 +133,17 @@ def feedback_by_scenario(records: list[dict[str, Any]]) -> dict[str, Estimate]:
     return {name: bootstrap_mean(values) for name, values in sorted(by.items())}
 
 
+AGREEMENT_PAIRS = ("aware-implicit", "aware-tools")  # each compared with explicit-0shot
+
+
 def mode_agreement(records: list[dict[str, Any]]) -> dict[str, tuple[float, int]]:
     """Explicit (0-shot) vs implicit / tools: do the two ways of asking agree per instance?"""
     by_task: dict[str, list[Judged]] = defaultdict(list)
     for r in _scored(records):
-        if r["task"] in ("aware-explicit-0shot", "aware-implicit", "aware-tools"):
+        if r["task"] in ("aware-explicit-0shot", *AGREEMENT_PAIRS):
             by_task[r["task"]].append(_judged(r))
     out = {}
-    for other in ("aware-implicit", "aware-tools"):
+    for other in AGREEMENT_PAIRS:
         if by_task.get("aware-explicit-0shot") and by_task.get(other):
             out[f"explicit-0shot vs {other[6:]}"] = agreement(
                 by_task["aware-explicit-0shot"], by_task[other]
@@ -148,23 +151,42 @@ def mode_agreement(records: list[dict[str, Any]]) -> dict[str, tuple[float, int]
     return out
 
 
-# Two tables per task, so each fits a terminal: the paper's metrics, then the ones a constant
-# answer cannot game (the paper's F1 gives always-no 0.667 on a balanced set).
+def agreement_by_group(
+    records: list[dict[str, Any]],
+) -> dict[tuple[str, str], dict[str, Estimate]]:
+    """The paper's Table 6 layout: per (source, manipulation), the share of instances on which
+    explicit-0shot and each other mode gave the same answer, with a 95% bootstrap interval."""
+    table = rows(records)
+    out: dict[tuple[str, str], dict[str, Estimate]] = {}
+    for (task, source, group), explicit in table.items():
+        if task != "aware-explicit-0shot":
+            continue
+        answers = {item.id: item.predicted for item in explicit}
+        for other in AGREEMENT_PAIRS:
+            theirs = table.get((other, source, group), [])
+            same = [float(answers[i.id] == i.predicted) for i in theirs if i.id in answers]
+            if same:
+                out.setdefault((source, group), {})[other[6:]] = bootstrap_mean(same)
+    return out
+
+
+# Two tables per task, so each fits a 160-column terminal with points and intervals at the same
+# precision: the paper's four, then the yes-ratio and the two a constant answer cannot game (the
+# paper's F1 gives always-no 0.667 on a balanced set).
 METRIC_TABLES = (
-    ("the paper's metrics, positive class = incomplete", PAPER_METRICS),
-    ("balanced accuracy and MCC (a constant answer scores 0.5 and 0)", UNGAMEABLE_METRICS),
-)
+    ("the paper's metrics (positive class = incomplete)",
+     ("accuracy", "f1", "precision", "recall")),
+    ("yes-ratio; balanced accuracy and MCC (a constant answer scores 0.5 and 0)",
+     ("yes_ratio", *UNGAMEABLE_METRICS)),
+)  # fmt: skip
+assert {m for _, group in METRIC_TABLES for m in group} == set(PAPER_METRICS + UNGAMEABLE_METRICS)
 
 
 def _fmt(e: Estimate) -> str:
-    """Compact ``0.812 [.74,.87]`` so a row of five metrics fits a terminal."""
+    """``0.812 [0.741, 0.873]``: the point and its 95% interval at the same precision."""
     if e.n == 0 or e.mean != e.mean:
         return "-"
-    return f"{e.mean:.3f} [{_short(e.low)},{_short(e.high)}]"
-
-
-def _short(value: float) -> str:
-    return f"{value:.2f}".replace("0.", ".", 1)
+    return e.fmt(3)
 
 
 def render_aware(run: LoadedRun, console: Console) -> None:
@@ -182,8 +204,7 @@ def render_aware(run: LoadedRun, console: Console) -> None:
             f"{c['complete']['unparseable']}; incomplete {c['incomplete']['yes']} / "
             f"{c['incomplete']['no']} / {c['incomplete']['unparseable']}"
         )
-    for name, (value, n) in mode_agreement(run.records).items():
-        console.print(f"agreement {name}: {value:.3f} over {n} instances")
+    _render_agreement(agreement_by_group(run.records), console)
     scenarios = feedback_by_scenario(run.records)
     if scenarios:
         ft = Table(title="feedback: accuracy per scenario")
@@ -225,6 +246,19 @@ def _render_metric_tables(
             count = str(len(mine[(source, group)]))
             table.add_row(source, group, count, *[_fmt(est[m]) for m in metrics])
         console.print(table)
+
+
+def _render_agreement(groups: dict[tuple[str, str], dict[str, Estimate]], console: Console) -> None:
+    if not groups:
+        return
+    pairs = [p[6:] for p in AGREEMENT_PAIRS if any(p[6:] in row for row in groups.values())]
+    table = Table(title="agreement with explicit-0shot per instance (paper Table 6), 95% CIs")
+    for column in ("source", "manipulation", *[f"vs {pair} (n)" for pair in pairs]):
+        table.add_column(column)
+    for (source, group), row in groups.items():
+        cells = [f"{_fmt(row[p])} ({row[p].n})" if p in row else "-" for p in pairs]
+        table.add_row(source, group, *cells)
+    console.print(table)
 
 
 def _render_counts(run: LoadedRun, console: Console) -> None:
@@ -274,6 +308,11 @@ def aware_json(run: LoadedRun) -> dict[str, Any]:
     out["agreement"] = {
         k: {"agreement": v, "n": n} for k, (v, n) in mode_agreement(run.records).items()
     }
+    out["agreement_by_group"] = [
+        {"source": source, "manipulation": group, "versus": pair, **est(e)}
+        for (source, group), row in agreement_by_group(run.records).items()
+        for pair, e in row.items()
+    ]
     out["explain"] = explain_summary(run.records, run.info.get("judge_labels") or {})
     return out
 
