@@ -53,7 +53,8 @@ def _lines() -> list[tuple[str, str]]:
     for lat, lon in COORDS:
         where = f"lat={lat}&lon={lon}"
         lines.append((f"Air at {lat}, {lon}.", _curl("data/2.5/air_pollution", where)))
-        lines.append((f"Air outlook at {lat}, {lon}.", _curl("data/2.5/air_pollution/forecast", where)))  # fmt: skip
+        outlook = _curl("data/2.5/air_pollution/forecast", where)
+        lines.append((f"Air outlook at {lat}, {lon}.", outlook))
         lines.append((f"What is near {lat}, {lon}?", _curl("geo/1.0/reverse", f"{where}&limit=3")))
     return lines
 
@@ -88,7 +89,10 @@ def test_an_unknown_city_in_a_gold_line_is_a_clear_load_error(
 ) -> None:
     root = _write_original_layout(tmp_path / "data")
     test_file = root / "open_weather" / "v0" / "test.jsonl"
-    bad = {"prompt": "Weather in nowhere?", "completion": [_curl("data/2.5/weather", "q=xyzzyville")]}
+    bad = {
+        "prompt": "Weather in nowhere?",
+        "completion": [_curl("data/2.5/weather", "q=xyzzyville")],
+    }
     with test_file.open("a") as handle:
         handle.write(json.dumps(bad) + "\n")
     code, _, err = cli(

@@ -151,7 +151,7 @@ def cities() -> Cities:
     places = tuple(_city(record, states) for record in ranked)
     by_name: dict[str, list[Place]] = {}
     by_other: dict[str, list[Place]] = {}
-    for record, place in zip(ranked, places):
+    for record, place in zip(ranked, places, strict=True):
         primary = fold(place.name)
         by_name.setdefault(primary, []).append(place)
         for key in _alternate_keys(record) - {primary}:
