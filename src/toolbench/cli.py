@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from rich.console import Console
 from rich.table import Table
@@ -129,6 +129,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("task", help="open_weather or the_cat_api")
     serve.add_argument("--port", type=_int_at_least(0), default=8000)
     serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument(
+        "--api-key",
+        help=f"the one API key the simulator accepts (default: {SIMULATED_API_KEY}); "
+        "open_weather only, whose real API checks keys",
+    )
 
     prompt = sub.add_parser("prompt", help="show the exact prompt of a sample")
     prompt.add_argument("task")
@@ -231,12 +236,32 @@ def command_serve(args: argparse.Namespace, console: Console) -> int:
     service = getattr(task, "service", None)
     if service is None:
         raise UserError(f"task {task.name} has no HTTP service to serve (try open_weather)")
+    app, key = serving_app(service), SIMULATED_API_KEY
+    if args.api_key is not None:
+        app, key = _app_accepting(service, task.name, args.api_key), args.api_key
     console.print(
         f"serving the simulated {task.name} API for host(s) {', '.join(sorted(service.hosts))} "
-        f"on http://{args.host}:{args.port}  (API key: {SIMULATED_API_KEY}; Ctrl-C stops)"
+        f"on http://{args.host}:{args.port}  (API key: {key}; Ctrl-C stops)",
+        markup=False,
+        highlight=False,
     )
-    uvicorn.run(serving_app(service), host=args.host, port=args.port, log_level="warning")
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
+
+
+def _app_accepting(service: Any, task: str, key: str) -> Any:
+    """The service bound to one world that accepts ``key`` (and no other key)."""
+    from toolbench.tasks.http_exec import bind_world
+
+    world_accepting = getattr(service, "world_accepting", None)
+    if world_accepting is None:
+        raise UserError(f"--api-key: the {task} simulator checks no API key; drop the flag")
+    if not key or not key.isprintable() or any(ch.isspace() for ch in key) or len(key) > 256:
+        raise UserError(
+            "--api-key: give 1 to 256 printable characters without spaces, e.g. --api-key abc123"
+        )
+    world = world_accepting(key)
+    return bind_world(service.app, lambda: world)
 
 
 def command_list(args: argparse.Namespace, console: Console) -> int:

@@ -13,18 +13,25 @@ import calendar
 import datetime as dt
 import random
 import unicodedata
+from functools import cache
 from typing import Any
 from urllib.parse import quote
 
 from toolbench.tasks._pools import date_text, fill, generate_unique, join_or, number_word, render
-from toolbench.tasks.open_weather.geo import PLACES, Place, fold
-from toolbench.tasks.open_weather.places import COUNTRY_NAMES, US_STATES, ZIPS
+from toolbench.tasks.open_weather import geo
+from toolbench.tasks.open_weather.gazetteer import (
+    Place,
+    cities,
+    country_names,
+    us_state_names,
+    zip_codes,
+)
 
 TASK = "open_weather"
 DEFAULT_TEST_SIZE = 100
 DEFAULT_SEED = 0
 BASE = "https://api.openweathermap.org"
-STATE_CODES = {name: code for code, name in US_STATES.items()}
+DRAWN_FROM_POPULATION = 100_000  # queries name real cities at least this big
 
 # (endpoint, location kind, weight)
 KINDS = (
@@ -143,15 +150,31 @@ def curl(path: str, params: list[tuple[str, str]]) -> str:
     return f"curl -X GET '{BASE}/{path}?" + "&".join(f"{k}={v}" for k, v in params) + "'"
 
 
-_SHARED: dict[str, list[Place]] = {}
-for _place in PLACES:
-    _SHARED.setdefault(fold(_place.name), []).append(_place)
-SHARED_NAMES = tuple(p for p in PLACES if len(_SHARED[fold(p.name)]) > 1)
+@cache
+def drawn_places() -> tuple[Place, ...]:
+    """The cities queries are about, most populous first (a fixed order: draws are seeded)."""
+    return tuple(p for p in cities().places if p.population >= DRAWN_FROM_POPULATION)
+
+
+@cache
+def shared_names() -> tuple[Place, ...]:
+    """Drawn cities whose name other places share too: geocoding them has several answers."""
+    return tuple(p for p in drawn_places() if len(geo.find_cities(p.name)) > 1)
+
+
+@cache
+def drawn_zips() -> tuple[str, ...]:
+    return tuple(sorted(zip_codes()))
+
+
+@cache
+def state_codes() -> dict[str, str]:
+    return {name: code for code, name in us_state_names().items()}
 
 
 def _is_default(place: Place) -> bool:
     """Whether a bare name finds this place (it is the most populous of its name)."""
-    return max(_SHARED[fold(place.name)], key=lambda p: p.population) == place
+    return geo.find_cities(place.name)[:1] == (place,)
 
 
 def _ascii(name: str) -> str:
@@ -162,21 +185,21 @@ def _ascii(name: str) -> str:
 
 def _city(rng: random.Random, prefer_shared: bool) -> tuple[str, str]:
     """(query text, gold q) for a city, with a state/country qualifier when one is needed."""
-    place = rng.choice(SHARED_NAMES if prefer_shared and rng.random() < 0.6 else PLACES)
+    place = rng.choice(shared_names() if prefer_shared and rng.random() < 0.6 else drawn_places())
     name = _ascii(place.name) if rng.random() < 0.4 else place.name  # 'Sao Paulo' is fine too
     if _is_default(place) and rng.random() < 0.65:
         return name, quote(name, safe=",")
-    if place.country == "US":
-        code = STATE_CODES[place.state]
+    if place.country == "US" and place.state in state_codes():
+        code = state_codes()[place.state]
         state = rng.choice((place.state, code))
         return f"{name}, {state}", quote(name) + f",{code},US"
-    country = rng.choice((COUNTRY_NAMES[place.country], place.country))
+    country = rng.choice((country_names().get(place.country, place.country), place.country))
     return f"{name}, {country}", quote(name) + f",{place.country}"
 
 
 def _coords(rng: random.Random, near_city: bool) -> tuple[float, float]:
     if near_city or rng.random() < 0.3:
-        place = rng.choice(PLACES)
+        place = rng.choice(drawn_places())
         return place.lat + rng.uniform(-0.3, 0.3), place.lon + rng.uniform(-0.3, 0.3)
     return rng.uniform(-80, 80), rng.uniform(-180, 180)
 
@@ -189,7 +212,7 @@ def _location(
         values["q"], q = _city(rng, prefer_shared=endpoint == "direct")
         return rng.choice(WHERE["city"]), [("q", q)]
     if kind == "zip":
-        code = rng.choice(ZIPS)[0]
+        code = rng.choice(drawn_zips())
         if rng.random() < 0.15:
             values["zip"] = f"{code}, US"
             return rng.choice(WHERE["zip"]), [("zip", f"{code},us")]

@@ -298,6 +298,10 @@ class OpenWeatherService:
     def new_state(self, fields: Mapping[str, Any]) -> OpenWeatherWorld:
         return OpenWeatherWorld()
 
+    def world_accepting(self, key: str) -> OpenWeatherWorld:
+        """A world whose only valid API key is ``key`` (``toolbench serve --api-key``)."""
+        return OpenWeatherWorld(api_keys=frozenset({key}))
+
     def snapshot(self, state: Any) -> None:
         return None
 
