@@ -160,7 +160,7 @@ def test_explicit_defaults_equal_omitted_ones() -> None:
             False,
         ),
         (f"curl -X GET '{OW}/data/2.5/forecast?q=San%20Jose&units=metric&lang=de'", True),  # no key
-        (f"curl -X GET '{OW}/data/2.5/forecast?q=Atlantis&appid={{API_KEY}}&units=metric'", True),
+        (f"curl -X GET '{OW}/data/2.5/forecast?q=Xyzzyville&appid={{API_KEY}}&units=metric'", True),
     ],
 )
 def test_non_equivalent_weather_requests_fail(prediction: str, expect_crash: bool) -> None:
