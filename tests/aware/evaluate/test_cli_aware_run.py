@@ -70,8 +70,9 @@ def test_oracle_and_trivial_baselines(cli: Cli, mixed: Path, tmp_path: Path) -> 
 
 def test_similarity_baseline_fits_a_threshold(cli: Cli, mixed: Path, tmp_path: Path) -> None:
     info = _run(cli, mixed, tmp_path / "sim", "--model", "similarity", "--limit", "40")
-    threshold = info["baseline"]["similarity_threshold"]
-    assert -1.0 <= threshold <= 1.01
+    assert info["baseline"]["similarity_fit"] == "cross-fitted: 5 folds by original_id"
+    thresholds = info["baseline"]["similarity_thresholds"]
+    assert len(thresholds) == 5 and all(-1.0 <= t <= 1.01 for t in thresholds)
     assert info["baseline"]["encoder"].startswith("all-MiniLM-L6-v2@")
     row = _all_row(info, "explicit-0shot")
     assert 0.0 < row["yes_ratio"] < 1.0 or row["accuracy"] > 0.5

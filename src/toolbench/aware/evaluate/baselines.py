@@ -8,12 +8,17 @@ APIs, via ``Sample.fields["aware"]``), never the label.
 
 ``similarity`` says Yes when the request is close enough to its best-matching API: the cosine
 of the user's words and ``name: description`` under the dataset encoder, with the threshold
-that maximises balanced accuracy on the demonstration pool. Utterance removal barely moves
-that score, which is the point: a model must do better than surface similarity.
+that maximises balanced accuracy on labelled data. Utterance removal barely moves that score,
+which is the point: a model must do better than surface similarity. The threshold never sees
+the label of an instance it is scored on: with a separate demonstration file it is fitted
+there (minus any family that is also evaluated); otherwise it is *cross-fitted*: instances are
+split into folds by their source record (``provenance.original_id``, so an original and its
+twins share a fold), and each fold is answered with the threshold fitted on the other folds.
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import random
 from collections.abc import Sequence
@@ -129,21 +134,69 @@ def fit_threshold(scores: Sequence[float], labels: Sequence[str]) -> float:
     return float(best)
 
 
+CROSS_FIT_FOLDS = 5
+
+
+def record_key(instance: Instance) -> str:
+    """What ties instances to one source record: an original and all its twins share it."""
+    return f"{instance.source}|{instance.provenance.original_id}"
+
+
+def fold_of(instance: Instance, folds: int = CROSS_FIT_FOLDS) -> int:
+    digest = hashlib.sha256(record_key(instance).encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") % folds
+
+
+def cross_fitted_thresholds(
+    scores: dict[str, float], instances: Sequence[Instance], folds: int = CROSS_FIT_FOLDS
+) -> tuple[dict[str, float], list[float]]:
+    """Instance id -> the threshold fitted on every fold but its own; and each fold's."""
+    of = {i.id: fold_of(i, folds) for i in instances}
+    per_fold = []
+    for fold in range(folds):
+        others = [i for i in instances if of[i.id] != fold]
+        per_fold.append(fit_threshold([scores[i.id] for i in others], [i.label for i in others]))
+    return {i.id: per_fold[of[i.id]] for i in instances}, per_fold
+
+
 class SimilarityModel(_Baseline):
-    def __init__(self, scores: dict[str, float], threshold: float, encoder_identity: str) -> None:
+    def __init__(
+        self, scores: dict[str, float], thresholds: dict[str, float], encoder_identity: str
+    ) -> None:
         self.scores = scores
-        self.threshold = threshold
+        self.thresholds = thresholds
         self.name = f"similarity({encoder_identity})"
+        self.fit_notes: dict[str, Any] = {}
 
     @classmethod
     def fit(
         cls, encoder: ApiEncoder, pool: Sequence[Instance], evaluated: Sequence[Instance]
     ) -> SimilarityModel:
-        pool_scores = best_api_similarity(encoder, pool)
-        threshold = fit_threshold([pool_scores[i.id] for i in pool], [i.label for i in pool])
-        return cls(best_api_similarity(encoder, evaluated), threshold, encoder.identity)
+        """Threshold(s) from labels the scored instances never contribute (see the module)."""
+        scores = best_api_similarity(encoder, evaluated)
+        evaluated_ids = {i.id for i in evaluated}
+        if {i.id for i in pool} <= evaluated_ids:  # no separate labelled data: cross-fit
+            thresholds, per_fold = cross_fitted_thresholds(scores, evaluated)
+            model = cls(scores, thresholds, encoder.identity)
+            model.fit_notes = {
+                "similarity_fit": f"cross-fitted: {CROSS_FIT_FOLDS} folds by original_id",
+                "similarity_thresholds": per_fold,
+            }
+            return model
+        seen = {record_key(i) for i in evaluated}
+        disjoint = [i for i in pool if record_key(i) not in seen]
+        pool_scores = best_api_similarity(encoder, disjoint)
+        labels = [i.label for i in disjoint]
+        threshold = fit_threshold([pool_scores[i.id] for i in disjoint], labels)
+        model = cls(scores, dict.fromkeys(scores, threshold), encoder.identity)
+        model.fit_notes = {
+            "similarity_fit": f"demonstration file: {len(disjoint)} instances "
+            f"({len(pool) - len(disjoint)} left out: their source record is also evaluated)",
+            "similarity_threshold": threshold,
+        }
+        return model
 
     def decide(self, sample_id: str, view: dict[str, Any]) -> bool:
         if sample_id not in self.scores:
             raise ModelOutputError(f"similarity baseline has no score for {sample_id}")
-        return self.scores[sample_id] >= self.threshold
+        return self.scores[sample_id] >= self.thresholds[sample_id]

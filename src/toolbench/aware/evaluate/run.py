@@ -221,7 +221,7 @@ def _baseline(
 
         with ApiEncoder(config.encoder, cache_dir=cache_dir, use_cache=config.use_cache) as enc:
             model = SimilarityModel.fit(enc, pool, instances)
-        notes["similarity_threshold"] = model.threshold
+        notes.update(model.fit_notes)
         notes["encoder"] = enc.identity
         return model
     return None
