@@ -91,22 +91,27 @@ MIXED = [
 
 
 def row(source: str, manipulation: str, n: int, turns: float, n_apis: float, words: float,
-        length: float | None, pending: int, accepted: int, rejected: int, complete: int,
-        incomplete: int) -> StatsRow:  # fmt: skip
-    return StatsRow(source, manipulation, n, turns, n_apis, words, length, pending, accepted,
-                    rejected, complete, incomplete)  # fmt: skip
+        entry: float | None, length: float | None, pending: int, accepted: int, rejected: int,
+        complete: int, incomplete: int) -> StatsRow:  # fmt: skip
+    return StatsRow(source, manipulation, n, turns, n_apis, words, entry, length, pending,
+                    accepted, rejected, complete, incomplete)  # fmt: skip
+
+
+# A whole API entry as rendered: '- apiN: <description>\n  parameters: {"type": "object",
+# "properties": {}, "required": []}' is 75 characters plus the description, and an empty
+# description is shown as '(no description)' (16), so 91.
 
 
 def test_table1_by_hand() -> None:
     rows = table1(MIXED)
     expected = [
-        # user words A: 5 and 6 words; API lengths 4 and 0 characters
-        row("apibank", "none", 1, 3.0, 2.0, 5.5, 2.0, 0, 1, 0, 1, 0),
-        row("apibank", "api_replacement", 1, 3.0, 2.0, 5.5, 6.5, 1, 0, 0, 0, 1),
-        row("apibank", "utterance_removal", 1, 3.0, 2.0, 3.0, 2.0, 0, 0, 1, 0, 1),
-        row("toolbench", "none", 1, 1.0, 3.0, 8.0, 20.0, 0, 1, 0, 1, 0),
+        # user words A: 5 and 6 words; API lengths 4 and 0 characters: entries 79 and 91
+        row("apibank", "none", 1, 3.0, 2.0, 5.5, 85.0, 2.0, 0, 1, 0, 1, 0),
+        row("apibank", "api_replacement", 1, 3.0, 2.0, 5.5, 81.5, 6.5, 1, 0, 0, 0, 1),
+        row("apibank", "utterance_removal", 1, 3.0, 2.0, 3.0, 85.0, 2.0, 0, 0, 1, 0, 1),
+        row("toolbench", "none", 1, 1.0, 3.0, 8.0, 95.0, 20.0, 0, 1, 0, 1, 0),
         # E and F: 1 turn each; 3 + 1 APIs; 4 and 3 words; (10+20+30+5)/4 characters
-        row("toolbench", "utterance_removal", 2, 1.0, 2.0, 3.5, 16.25, 1, 1, 0, 0, 2),
+        row("toolbench", "utterance_removal", 2, 1.0, 2.0, 3.5, 91.25, 16.25, 1, 1, 0, 0, 2),
     ]
     assert rows[:-1] == expected
     total = rows[-1]
@@ -115,6 +120,7 @@ def test_table1_by_hand() -> None:
     assert total.avg_apis == pytest.approx(13 / 6)
     assert total.avg_user_words == pytest.approx(43 / 9)  # 9 user turns, 43 words
     assert total.avg_api_description_chars == pytest.approx(146 / 13)  # 13 APIs offered
+    assert total.avg_api_length == pytest.approx((170 + 163 + 170 + 285 + 365) / 13)
     assert (total.pending, total.accepted, total.rejected) == (2, 3, 1)
     assert (total.complete, total.incomplete) == (2, 4)
 
@@ -127,9 +133,20 @@ def test_nothing_to_average_is_none_and_renders_as_a_dash() -> None:
     no_apis = make("G", "bfcl", "tool_removal", ["Call it"], [], "accepted")
     rows = table1([no_apis])
     assert rows[0].avg_api_description_chars is None and rows[0].avg_apis == 0.0
-    assert table1([]) == [row("all", "all", 0, None, None, None, None, 0, 0, 0, 0, 0)]  # type: ignore[arg-type]
+    assert table1([]) == [row("all", "all", 0, None, None, None, None, None, 0, 0, 0, 0, 0)]  # type: ignore[arg-type]
     out = io.StringIO()
     render_table1(table1(MIXED) + rows, Console(file=out, width=200, color_system=None))
     text = out.getvalue()
     assert "avg API length" in text and "utterance_removal" in text and "16.25" in text
     assert "–" in text and text.index("toolbench") < text.index(" all ")
+
+
+def test_words_are_punctuation_aware_tokens_and_the_legend_says_so() -> None:
+    from toolbench.aware.stats import word_count
+
+    assert word_count("Rome, please?") == 4
+    assert word_count("What's the weather in São Paulo on 2023-05-14?") == 15  # What ' s ... 14 ?
+    out = io.StringIO()
+    render_table1(table1(MIXED), Console(file=out, width=200, color_system=None))
+    text = out.getvalue()
+    assert "punctuation-aware tokens" in text and "whole API entry" in text

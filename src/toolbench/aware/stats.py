@@ -10,12 +10,16 @@ is explicit and stated exactly where it is not:
   single-query instance (ToolBench) has 1.
 * **avg APIs**: mean over instances of the number of APIs offered (``len(apis)``).
 * **avg user words**: total words over all user turns of the group divided by the number of
-  those turns (pooled, so a long dialogue weighs more); words are whitespace-separated tokens.
+  those turns (pooled, so a long dialogue weighs more). Words are punctuation-aware tokens, a
+  run of letters/digits or a single punctuation mark (``"Rome, please?"`` is 4): counted this
+  way ToolBench's queries give the paper's 52.4. We count every source (API-Bank included) the
+  same way, so the column compares sources.
 * **avg API length**: mean over every offered API of every instance (an API offered in ten
-  instances counts ten times) of ``len(description)`` in characters (Unicode code points) of
-  the description string alone: name and parameter schema are not included. The paper only
-  says "string length of each API description"; its values (hundreds of characters for
-  APIBank) suggest it measured a longer rendering, so compare trends, not absolute numbers.
+  instances counts ten times) of the length in characters (Unicode code points) of the whole
+  entry as a model sees it in our prompts (``render_api``: name, description and parameter
+  schema). This is the paper's "API length": on API-Bank the whole entry gives 422-445
+  characters against the paper's 434.4, the description alone 65.8.
+* **avg description chars**: the same mean over the description string alone, for reference.
 * verification counts (pending/accepted/rejected) and labels (complete/incomplete).
 
 An average with nothing to average (a group without user turns or without APIs) is ``None``.
@@ -23,15 +27,31 @@ An average with nothing to average (a group without user turns or without APIs) 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rich.console import Console
 from rich.table import Table
 
+from toolbench.aware.evaluate.render import render_api
 from toolbench.aware.schema import MANIPULATIONS, Instance
 
 ALL = "all"
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+LEGEND = (
+    "avg user words: punctuation-aware tokens (a run of letters/digits, or one punctuation "
+    "mark) per user turn, pooled over the group's user turns (the paper's count; every source)",
+    "avg API length: characters of the whole API entry as the model sees it (name, description "
+    "and parameters), averaged over every offered API (the paper's definition)",
+    "avg description chars: characters of the description alone; avg turns: user and "
+    "assistant utterances (tool turns are not utterances)",
+)
+
+
+def word_count(text: str) -> int:
+    """Punctuation-aware tokens: what the paper's words per utterance counts."""
+    return len(_TOKEN.findall(text))
 
 
 @dataclass(frozen=True)
@@ -42,6 +62,7 @@ class StatsRow:
     avg_turns: float | None
     avg_apis: float | None
     avg_user_words: float | None
+    avg_api_length: float | None
     avg_api_description_chars: float | None
     pending: int
     accepted: int
@@ -62,6 +83,7 @@ def _mean(total: float, count: int) -> float | None:
 def _row(source: str, manipulation: str, group: list[Instance]) -> StatsRow:
     user_turns = [turn for i in group for turn in i.user_turns()]
     descriptions = [api.description for i in group for api in i.apis]
+    entries = [len(render_api(api)) for i in group for api in i.apis]
     statuses = [i.verification.status for i in group]
     labels = [i.label for i in group]
     return StatsRow(
@@ -70,7 +92,8 @@ def _row(source: str, manipulation: str, group: list[Instance]) -> StatsRow:
         instances=len(group),
         avg_turns=_mean(sum(utterance_count(i) for i in group), len(group)),
         avg_apis=_mean(sum(len(i.apis) for i in group), len(group)),
-        avg_user_words=_mean(sum(len(t.content.split()) for t in user_turns), len(user_turns)),
+        avg_user_words=_mean(sum(word_count(t.content) for t in user_turns), len(user_turns)),
+        avg_api_length=_mean(sum(entries), len(entries)),
         avg_api_description_chars=_mean(sum(len(d) for d in descriptions), len(descriptions)),
         pending=statuses.count("pending"),
         accepted=statuses.count("accepted"),
@@ -115,6 +138,7 @@ def render_table1(rows: Iterable[StatsRow], console: Console) -> None:
         "avg APIs",
         "avg user words",
         "avg API length",
+        "avg description chars",
         "pending",
         "accepted",
         "rejected",
@@ -131,6 +155,7 @@ def render_table1(rows: Iterable[StatsRow], console: Console) -> None:
             _fmt(row.avg_turns),
             _fmt(row.avg_apis),
             _fmt(row.avg_user_words),
+            _fmt(row.avg_api_length),
             _fmt(row.avg_api_description_chars),
             str(row.pending),
             str(row.accepted),
@@ -141,3 +166,5 @@ def render_table1(rows: Iterable[StatsRow], console: Console) -> None:
             end_section=index + 1 < len(rows) and rows[index + 1].source == ALL,
         )
     console.print(table)
+    for line in LEGEND:
+        console.print(line, soft_wrap=True)
