@@ -18,9 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.judge_validity.harness import evaluate, format_report  # noqa: E402
-from toolbench.errors import UserError  # noqa: E402
-from toolbench.tasks.registry import TASKS  # noqa: E402
+from tests.judge_validity.harness import evaluate, format_report
+from toolbench.errors import UserError
+from toolbench.tasks.registry import TASKS
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -23,6 +23,11 @@ from toolbench.sandbox.curl import CurlError, parse_curl
 WEATHER_DEFAULTS = (("lang", "en"), ("units", "standard"), ("mode", "json"))
 NO_DEFAULTS = ("/data/2.5/air_pollution", "/geo/1.0/direct")
 COUNTS = ("limit", "cnt", "page")
+CAT = "the_cat_api"
+LOCATION = ("q", "zip", "id", "lat", "lon")  # open_weather: one place per request
+# the_cat_api image search: what the service assumes when a parameter is left out
+IMAGE_SEARCH_DEFAULTS: tuple[tuple[str, str], ...] = (("order", "RAND"), ("limit", "1"))
+IMAGE_SEARCH_DEFAULTS += (("page", "0"), ("include_breeds", "1"), ("has_breeds", "0"))
 
 
 @dataclass(frozen=True)
@@ -61,7 +66,7 @@ class Line:
 
 
 def curl_rewrites(task: str, gold: str, string_only: bool) -> list[Case]:
-    edits = {"whitespace": _spaced}
+    edits: dict[str, Callable[[str], str | None]] = {"whitespace": _spaced}
     line = Line.read(gold)
     if line is not None and not string_only:
         edits.update(
@@ -72,7 +77,9 @@ def curl_rewrites(task: str, gold: str, string_only: bool) -> list[Case]:
                 "plus_for_space": lambda _: _respelled(line, "%20", "+"),
                 "percent_encoded_comma": lambda _: _respelled(line, ",", "%2C"),
                 "get_with_data_options": lambda _: _as_get_data(line),
-                "implicit_get": lambda _: line.render(method_flag="") if line.method == "GET" else None,
+                "implicit_get": lambda _: (
+                    line.render(method_flag="") if line.method == "GET" else None
+                ),
                 "json_body_respelled": lambda _: _json_respelled(line),
             }
         )
@@ -83,7 +90,11 @@ def curl_rewrites(task: str, gold: str, string_only: bool) -> list[Case]:
 
 def _spaced(gold: str) -> str:
     """Runs of spaces between words and around the line (outside the quotes)."""
-    return "  " + " ".join(f"{w} " if w.startswith(("curl", "-")) else w for w in _split_outside(gold)) + "   "
+    return (
+        "  "
+        + " ".join(f"{w} " if w.startswith(("curl", "-")) else w for w in _split_outside(gold))
+        + "   "
+    )
 
 
 def _split_outside(gold: str) -> list[str]:
@@ -101,7 +112,9 @@ def _split_outside(gold: str) -> list[str]:
 
 
 def _reordered(line: Line) -> str | None:
-    return line.render() if len(line.params) < 2 else replace(line, params=line.params[::-1]).render()
+    return (
+        line.render() if len(line.params) < 2 else replace(line, params=line.params[::-1]).render()
+    )
 
 
 def _respelled(line: Line, old: str, new: str) -> str | None:
@@ -152,7 +165,7 @@ def curl_perturbations(
         ("dropped_parameter", _dropped(line, seed)),
         ("added_parameter", _added(line, others, seed)),
         ("other_endpoint", _other_endpoint(line, others, seed)),
-        ("other_id_in_path", _other_path_id(line, others, seed, state)),
+        ("other_id_in_path", _other_path_id(line, others, seed, state) if task == CAT else None),
         *_body_changes(line, others, seed),
     ]
     return perturbations(found, gold)
@@ -165,9 +178,12 @@ def _values_of(others: Sequence[Line], name: str) -> list[str]:
 def _wrong_values(line: Line, others: Sequence[Line], seed: int) -> list[tuple[str, str | None]]:
     found: list[tuple[str, str | None]] = []
     for index, (name, value) in enumerate(line.params):
+        new: str | None
         if name == "appid":
             continue
-        if name in COUNTS and value.isdigit():
+        if name.startswith(("has_", "include_")) and value in ("0", "1"):
+            kind, new = "flipped_flag", "1" if value == "0" else "0"
+        elif name in COUNTS and value.isdigit():
             kind, new = "off_by_one_limit", str(int(value) + 1)
         elif _is_number(value):
             kind, new = "wrong_number", _bumped(value)
@@ -203,16 +219,28 @@ def _dropped(line: Line, seed: int) -> str | None:
 
 
 def _added(line: Line, others: Sequence[Line], seed: int) -> str | None:
+    """A parameter another gold of the same GET endpoint sets (never a second place)."""
     names = {k for k, _ in line.params}
-    extra = sorted({p for o in others if o.path == line.path for p in o.params if p[0] not in names})
+    if line.method != "GET":
+        return None
+    if names & set(LOCATION):
+        names |= set(LOCATION)
+    same = [o for o in others if o.path == line.path]
+    extra = sorted({p for o in same for p in o.params if p[0] not in names})
     if not extra:
         return None
-    return replace(line, params=line.params + (extra[seed % len(extra)],)).render()
+    return replace(line, params=(*line.params, extra[seed % len(extra)])).render()
 
 
 def _other_endpoint(line: Line, others: Sequence[Line], seed: int) -> str | None:
     """The same parameters sent to another collection endpoint of the same method."""
-    bases = sorted({o.base for o in others if o.method == line.method and o.base.count("/") == line.base.count("/")})
+    bases = sorted(
+        {
+            o.base
+            for o in others
+            if o.method == line.method and o.base.count("/") == line.base.count("/")
+        }
+    )
     base = rotate(bases, seed, line.base)
     return replace(line, base=base).render() if base else None
 
@@ -223,8 +251,12 @@ def _other_path_id(line: Line, others: Sequence[Line], seed: int, state: Any) ->
     if head.rstrip("/").endswith("/v1") or not last or line.path.count("/") < 3:
         return None
     collection = head.rsplit("/", 1)[1]
-    known = [str(item["id"]) for item in (state or {}).get(collection, []) if isinstance(item, dict)]
-    known += sorted({o.base.rpartition("/")[2] for o in others if o.base.rpartition("/")[0] == head})
+    known = [
+        str(item["id"]) for item in (state or {}).get(collection, []) if isinstance(item, dict)
+    ]
+    known += sorted(
+        {o.base.rpartition("/")[2] for o in others if o.base.rpartition("/")[0] == head}
+    )
     new = rotate(known, seed, last)
     return replace(line, base=f"{head}/{new}").render() if new else None
 
@@ -269,6 +301,9 @@ def _decoded(task: str, line: str) -> tuple[Any, ...] | None:
     if task == "open_weather" and not request.path.startswith(NO_DEFAULTS):
         for name, value in WEATHER_DEFAULTS:
             params.setdefault(name, value)
+    if task == CAT and request.path == "/v1/images/search":
+        for name, value in IMAGE_SEARCH_DEFAULTS:
+            params.setdefault(name, _number_or_text(value))
     try:
         body = json.loads(request.body) if request.body else None
     except ValueError:

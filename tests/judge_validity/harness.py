@@ -46,7 +46,8 @@ class Tally:
             self.successes += 1
             counts[1] += 1
         if outcome.success != (case.family == REWRITE) and case.kind not in self.examples:
-            self.examples[case.kind] = f"sample {sample.id}: {case.prediction!r} -> {outcome.message or outcome.details.get('differences') or 'success'}"
+            verdict = outcome.message or outcome.details.get("differences") or "success"
+            self.examples[case.kind] = f"sample {sample.id}: {case.prediction!r} -> {verdict}"
 
 
 @dataclass

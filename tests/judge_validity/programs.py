@@ -19,7 +19,10 @@ from tests.judge_validity.cases import Case, perturbations, rewrites, rotate
 from toolbench.tasks.booking import api as booking_api
 from toolbench.tasks.home_search import api as home_api
 
-FIRST_CALLS = {"home_search": ("set_location", "set_buy_or_rent"), "booking": ("select_booking_type",)}
+FIRST_CALLS = {
+    "home_search": ("set_location", "set_buy_or_rent"),
+    "booking": ("select_booking_type",),
+}
 CHOICES = {
     "set_buy_or_rent": list(home_api.BUY_OR_RENT),
     "select_transportation": list(booking_api.TRANSPORTATION_TYPES),
@@ -80,9 +83,7 @@ def _inlined_setters(gold: str) -> list[tuple[str, str]]:
         if method and method.startswith("set_") and isinstance(stmt, ast.Expr):
             call = stmt.value
             assert isinstance(call, ast.Call)
-            call.args = [
-                assigned.get(a.id, a) if isinstance(a, ast.Name) else a for a in call.args
-            ]
+            call.args = [assigned.get(a.id, a) if isinstance(a, ast.Name) else a for a in call.args]
             found.append((method, ast.unparse(stmt)))
     return found
 
@@ -217,7 +218,9 @@ def _criteria_changes(task: str, gold: str, pool: Pool, seed: int) -> list[tuple
     ]
     found: list[tuple[str, str | None]] = []
     if optional:
-        found.append(("dropped_criterion", pyedit.without_statement(gold, rotate_index(optional, seed))))
+        found.append(
+            ("dropped_criterion", pyedit.without_statement(gold, rotate_index(optional, seed)))
+        )
     extra = [line for method, line in pool.setters if method not in calls]
     if extra and "search" in calls:
         line = extra[seed % len(extra)]

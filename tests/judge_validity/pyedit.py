@@ -167,7 +167,10 @@ def literal_sites(program: str) -> list[tuple[int, Any, str | None, int]]:
     position), in source order; literals inside f-strings are left out."""
     tree = ast.parse(program)
     inside_fstring = {
-        id(part) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for part in _all(node)
+        id(part)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.JoinedStr)
+        for part in _all(node)
     }
     sites = []
     for number, (node, call, position) in enumerate(_constants(tree)):

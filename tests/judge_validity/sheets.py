@@ -44,7 +44,7 @@ def cell_routes(gold: str) -> str | None:
     """``update_acell('B3', v)`` as ``update_cell(3, 2, v)`` and the other way round."""
     call = _single_call(gold, "update_acell")
     if call and len(call.args) == 2 and isinstance(call.args[0], ast.Constant):
-        row, col = a1_to_rowcol(call.args[0].value)
+        row, col = a1_to_rowcol(str(call.args[0].value))
         return f"worksheet.update_cell({row}, {col}, {ast.unparse(call.args[1])})"
     call = _single_call(gold, "update_cell")
     if call and len(call.args) == 3 and all(isinstance(a, ast.Constant) for a in call.args[:2]):
@@ -85,7 +85,9 @@ def dataframe_defaults(gold: str) -> str | None:
     """``set_with_dataframe`` with its default position ``row=1, col=1`` spelled out."""
     if "set_with_dataframe(worksheet, df" not in gold:
         return None
-    return gold.replace("set_with_dataframe(worksheet, df", "set_with_dataframe(worksheet, df, row=1, col=1", 1)
+    return gold.replace(
+        "set_with_dataframe(worksheet, df", "set_with_dataframe(worksheet, df, row=1, col=1", 1
+    )
 
 
 def keyword_update(gold: str) -> str | None:
