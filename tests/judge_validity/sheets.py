@@ -100,6 +100,69 @@ def keyword_update(gold: str) -> str | None:
     return None
 
 
+def repeated_single_deletes(gold: str) -> str | None:
+    """``delete_rows(a, b)`` as ``b - a + 1`` calls of ``delete_rows(a)`` (rows move up)."""
+    for method in ("delete_rows", "delete_columns"):
+        call = _single_call(gold, method)
+        if call and len(call.args) == 2 and all(isinstance(a, ast.Constant) for a in call.args):
+            first, last = (int(a.value) for a in call.args)  # type: ignore[attr-defined]
+            return "\n".join([f"worksheet.{method}({first})"] * (last - first + 1))
+    return None
+
+
+def batch_as_updates(gold: str) -> str | None:
+    """``batch_update([{'range': r, 'values': v}, ...])`` as one ``update(v, r)`` per item."""
+    call = _single_call(gold, "batch_update")
+    if not call or len(call.args) != 1 or call.keywords:
+        return None
+    try:
+        items = ast.literal_eval(call.args[0])
+    except ValueError:
+        return None
+    return "\n".join(f"worksheet.update({i['values']!r}, {i['range']!r})" for i in items)
+
+
+def cells_one_by_one(gold: str) -> str | None:
+    """A raw ``update`` of numbers as one ``update_cell`` per value (numbers parse the same)."""
+    call = _single_call(gold, "update")
+    if not call or len(call.args) != 2 or call.keywords:
+        return None
+    try:
+        rows, label = ast.literal_eval(call.args[0]), ast.literal_eval(call.args[1])
+    except ValueError:
+        return None
+    if not isinstance(label, str) or not all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for row in rows for v in row
+    ):
+        return None
+    top, left = a1_to_rowcol(label.split(":")[0])
+    return "\n".join(
+        f"worksheet.update_cell({top + r}, {left + c}, {value!r})"
+        for r, row in enumerate(rows)
+        for c, value in enumerate(row)
+    )
+
+
+def format_cell_by_cell(gold: str) -> str | None:
+    """``format('A1:C2', f)`` as a loop formatting each cell of the range with ``f``."""
+    call = _single_call(gold, "format")
+    if not call or len(call.args) != 2 or not isinstance(call.args[0], ast.Constant):
+        return None
+    match = CELL.match(str(call.args[0].value))
+    if not match or not match.group(3):
+        return None
+    top, left = a1_to_rowcol(f"{match.group(1)}{match.group(2)}")
+    bottom, right = a1_to_rowcol(f"{match.group(3)}{match.group(4)}")
+    labels = [
+        rowcol_to_a1(row, col) for row in range(top, bottom + 1) for col in range(left, right + 1)
+    ]
+    return (
+        f"style = {ast.unparse(call.args[1])}\n"
+        f"for label in {labels!r}:\n"
+        "    worksheet.format(label, style)"
+    )
+
+
 def rewrite_edits() -> dict[str, Callable[[str], str | None]]:
     edits = dict(pyedit.GENERIC_REWRITES)
     edits.update(
@@ -111,6 +174,10 @@ def rewrite_edits() -> dict[str, Callable[[str], str | None]]:
             "format_range_list": format_range_list,
             "explicit_dataframe_defaults": dataframe_defaults,
             "update_keywords": keyword_update,
+            "repeated_single_deletes": repeated_single_deletes,
+            "batch_as_updates": batch_as_updates,
+            "cells_one_by_one": cells_one_by_one,
+            "format_cell_by_cell": format_cell_by_cell,
         }
     )
     return edits
