@@ -27,6 +27,12 @@ def rewrites(gold: str, edits: dict[str, Callable[[str], str | None]]) -> list[C
     return cases
 
 
+def fenced(gold: str) -> str:
+    """The answer as a chat model sends it: a sentence, then the action in a code fence."""
+    language = "bash" if gold.lstrip().startswith("curl") else "python"
+    return f"Sure, this should do it:\n```{language}\n{gold}\n```\nLet me know if it helps."
+
+
 def perturbations(found: Iterable[tuple[str, str | None]], gold: str) -> list[Case]:
     """(kind, text) pairs as cases, the first of each kind, skipping any that equal the gold."""
     cases: dict[str, Case] = {}

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tests.judge_validity.cases import Case, perturbations, rewrites, rotate
+from tests.judge_validity.cases import Case, fenced, perturbations, rewrites, rotate
 from toolbench.sandbox.curl import CurlError, parse_curl
 
 # open_weather: what the original appended when missing, except on these endpoints
@@ -66,7 +66,10 @@ class Line:
 
 
 def curl_rewrites(task: str, gold: str, string_only: bool) -> list[Case]:
-    edits: dict[str, Callable[[str], str | None]] = {"whitespace": _spaced}
+    edits: dict[str, Callable[[str], str | None]] = {
+        "whitespace": _spaced,
+        "fenced_chat_reply": fenced,
+    }
     line = Line.read(gold)
     if line is not None and not string_only:
         edits.update(
@@ -210,8 +213,12 @@ def _bumped(value: str) -> str:
     return f"{int(whole) + 1 if not whole.startswith('-') else int(whole) - 1}{dot}{decimals}"
 
 
+# parameters whose removal or addition asks for nothing else (the services' defaults)
+NO_OP = frozenset(WEATHER_DEFAULTS) | frozenset(IMAGE_SEARCH_DEFAULTS)
+
+
 def _dropped(line: Line, seed: int) -> str | None:
-    droppable = [i for i, (k, _) in enumerate(line.params) if k != "appid"]
+    droppable = [i for i, p in enumerate(line.params) if p[0] != "appid" and p not in NO_OP]
     if not droppable:
         return None
     index = droppable[seed % len(droppable)]
@@ -226,7 +233,7 @@ def _added(line: Line, others: Sequence[Line], seed: int) -> str | None:
     if names & set(LOCATION):
         names |= set(LOCATION)
     same = [o for o in others if o.path == line.path]
-    extra = sorted({p for o in same for p in o.params if p[0] not in names})
+    extra = sorted({p for o in same for p in o.params if p[0] not in names and p not in NO_OP})
     if not extra:
         return None
     return replace(line, params=(*line.params, extra[seed % len(extra)])).render()

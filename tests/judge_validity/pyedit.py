@@ -11,8 +11,10 @@ from __future__ import annotations
 import ast
 import io
 import tokenize
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+from tests.judge_validity.cases import fenced
 
 # method name -> its positional parameter names, in order (from the simulators' signatures)
 Signatures = Mapping[str, Sequence[str]]
@@ -63,7 +65,7 @@ def flip_quotes(program: str) -> str | None:
 
 
 def with_comments(program: str) -> str:
-    """A leading comment, a blank line after every line and trailing comment-free spacing."""
+    """A leading comment, a blank line between lines and a closing comment."""
     lines = program.splitlines()
     return "# the same request, spelled out\n\n" + "\n\n".join(lines) + "\n\n# done\n"
 
@@ -149,7 +151,14 @@ def expanded_augmented(program: str) -> str | None:
     return render(tree.body) if changed else None
 
 
+def augmented_operator(stmt: ast.AugAssign) -> str:
+    """The source spelling of an augmented assignment's operator, e.g. '+='."""
+    text = ast.unparse(stmt)
+    return text[len(ast.unparse(stmt.target)) :].split()[0]
+
+
 GENERIC_REWRITES: dict[str, Callable[[str], str | None]] = {
+    "fenced_chat_reply": fenced,
     "quoting_style": flip_quotes,
     "comments_and_blank_lines": with_comments,
     "reformatted": reformatted,
@@ -166,21 +175,13 @@ def literal_sites(program: str) -> list[tuple[int, Any, str | None, int]]:
     """Every literal of the program as (site number, value, enclosing call name, argument
     position), in source order; literals inside f-strings are left out."""
     tree = ast.parse(program)
-    inside_fstring = {
-        id(part)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.JoinedStr)
-        for part in _all(node)
-    }
+    fstrings = [node for node in ast.walk(tree) if isinstance(node, ast.JoinedStr)]
+    inside_fstring = {id(part) for node in fstrings for part in ast.walk(node)}
     sites = []
     for number, (node, call, position) in enumerate(_constants(tree)):
         if id(node) not in inside_fstring:
             sites.append((number, node.value, call, position))
     return sites
-
-
-def _all(node: ast.AST) -> Iterator[ast.AST]:
-    yield from ast.walk(node)
 
 
 def _constants(tree: ast.AST) -> list[tuple[ast.Constant, str | None, int]]:

@@ -163,6 +163,42 @@ def format_cell_by_cell(gold: str) -> str | None:
     )
 
 
+def loc_as_at_loop(gold: str) -> str | None:
+    """``df.loc[mask, col] (op)= literal`` as a loop of ``df.at[i, col] (op)= literal`` over the
+    rows the mask selects (pandas' label-based scalar route)."""
+    body = pyedit.statements(gold)
+    for index, stmt in enumerate(body):
+        if isinstance(stmt, ast.AugAssign):
+            target: ast.expr = stmt.target
+            operator = pyedit.augmented_operator(stmt)
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target, operator = stmt.targets[0], "="
+        else:
+            continue
+        if not (_is_loc_pair(target) and isinstance(stmt.value, ast.Constant)):
+            continue
+        mask, column = target.slice.elts  # type: ignore[attr-defined]
+        loop = (
+            f"rows = {ast.unparse(mask)}\n"
+            f"for i in df.index[rows]:\n"
+            f"    df.at[i, {ast.unparse(column)}] {operator} {stmt.value.value!r}"
+        )
+        body[index : index + 1] = pyedit.statements(loop)
+        return pyedit.render(body)
+    return None
+
+
+def _is_loc_pair(node: ast.AST | None) -> bool:
+    """``df.loc[<row mask>, <column literal>]``."""
+    return (
+        isinstance(node, ast.Subscript)
+        and ast.unparse(node.value) == "df.loc"
+        and isinstance(node.slice, ast.Tuple)
+        and len(node.slice.elts) == 2
+        and isinstance(node.slice.elts[1], ast.Constant)
+    )
+
+
 def rewrite_edits() -> dict[str, Callable[[str], str | None]]:
     edits = dict(pyedit.GENERIC_REWRITES)
     edits.update(
@@ -178,6 +214,7 @@ def rewrite_edits() -> dict[str, Callable[[str], str | None]]:
             "batch_as_updates": batch_as_updates,
             "cells_one_by_one": cells_one_by_one,
             "format_cell_by_cell": format_cell_by_cell,
+            "loc_as_at_loop": loc_as_at_loop,
         }
     )
     return edits

@@ -115,11 +115,12 @@ def test_curl_line_round_trips_and_respells() -> None:
     assert kinds["explicit_defaults"].endswith("&lang=en&mode=json'")
 
 
-def test_string_only_lines_get_only_whitespace_rewrites() -> None:
+def test_string_only_lines_get_only_whitespace_and_fence_rewrites() -> None:
     gold = f"curl -X DELETE '{CAT}/favourites/4001'"
     cases = curls.curl_rewrites("the_cat_api", gold, string_only=True)
-    assert [c.kind for c in cases] == ["whitespace"]
+    assert [c.kind for c in cases] == ["whitespace", "fenced_chat_reply"]
     assert " ".join(cases[0].prediction.split()) == gold
+    assert f"```bash\n{gold}\n```" in cases[1].prediction
 
 
 def test_same_request_knows_the_services_defaults() -> None:
@@ -171,3 +172,15 @@ def test_a_perturbation_that_leaves_the_gold_world_is_discarded() -> None:
     crash = Outcome(Status.MODEL_ERROR, False)
     assert _same_state(data, sample, same)
     assert not _same_state(data, sample, other) and not _same_state(data, sample, crash)
+
+
+def test_masked_loc_update_becomes_an_at_loop() -> None:
+    gold = (
+        "df = get_as_dataframe(worksheet)\n"
+        "df.loc[df['Year'] <= 2016, 'Salary'] += 1000\n"
+        "set_with_dataframe(worksheet, df)"
+    )
+    text = sheets.loc_as_at_loop(gold)
+    assert text is not None
+    assert "for i in df.index[rows]:\n    df.at[i, 'Salary'] += 1000" in text
+    assert sheets.loc_as_at_loop(gold.replace("+= 1000", "= df['Salary'] * 2")) is None
