@@ -152,12 +152,13 @@ def _filters(params: QueryParams) -> search.Selection:
     breeds = {b.lower() for b in _list(params, "breed_ids", "breeds")}
     unknown = sorted(b for b in breeds if b not in BREED_BY_ID)
     if unknown:
-        raise ApiError(400, f'"breed_ids" holds an unknown breed id: {unknown[0][:40]}')
+        raise ApiError(400, f'"breed_ids" must be existing breed ids (unknown: {unknown[0][:40]})')
     categories: set[int] = set()
     for raw in _list(params, "category_ids"):
-        if not raw.isdigit() or int(raw) not in CATEGORY_IDS:
-            raise ApiError(400, f'"category_ids" holds an unknown category id: {raw[:40]}')
-        categories.add(int(raw))
+        category = int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 6 else None
+        if category not in CATEGORY_IDS:
+            raise ApiError(400, f'"category_ids" must be existing category ids (unknown: {raw[:40]})')
+        categories.add(category)
     return search.select(
         frozenset(breeds) or None,
         frozenset(categories) or None,
