@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolbench.errors import UserError
 from starlette.routing import Match
 
+from toolbench.errors import UserError
 from toolbench.sandbox.curl import CurlError, HttpRequest, first_curl_line, parse_curl
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.tasks.base import LiveOptions, TaskData, TaskDefaults, TaskGenerator

@@ -186,8 +186,9 @@ def _more_records(rng: random.Random, records: list[dict[str, Any]], total: int)
 
 
 def _listing(rng: random.Random, what: str, state: dict[str, Any]) -> Record:
-    """A listing whose answer tells its parameters apart: a listed sub_id owns records (an
-    empty answer would match any other sub_id) and a limited list is longer than its limit."""
+    """A listing whose answer tells its parameters apart: lists hold several records (a
+    limit or order must be visible), a listed sub_id owns two of them (an empty answer would
+    match any other sub_id), a limited list is longer than its limit."""
     fav = rng.choice(P.FAV_WORD)
     pools = (P.FAVS_ALL, P.FAVS_SUB, P.FAVS_RECENT) if what == "favourites" else (
         P.VOTES_ALL, P.VOTES_SUB, P.VOTES_RECENT)  # fmt: skip
@@ -195,13 +196,14 @@ def _listing(rng: random.Random, what: str, state: dict[str, Any]) -> Record:
     values = {"fav": fav}
     params: list[tuple[str, Any]] = []
     if style == "all":
+        _more_records(rng, state[what], rng.randint(5, 8))
         template = rng.choice(pools[0])
     elif style == "sub":
-        subs = [r["sub_id"] for r in state[what] if r["sub_id"]]
-        if not subs:
-            subs = [rng.choice(P.SUB_IDS)]
-            state[what][0]["sub_id"] = subs[0]
+        _more_records(rng, state[what], 4)
+        subs = [r["sub_id"] for r in state[what] if r["sub_id"]] or [rng.choice(P.SUB_IDS)]
         values["sub_id"] = rng.choice(subs)
+        for record in state[what][:2]:  # two records under it, so its order is visible
+            record["sub_id"] = values["sub_id"]
         template, params = rng.choice(pools[1]), [("sub_id", values["sub_id"])]
     else:
         limit = rng.randint(2, 5)

@@ -16,7 +16,7 @@ import heapq
 import itertools
 import random
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -52,10 +52,10 @@ def select(
     has_breeds: bool,
 ) -> Selection:
     """The buckets matching the filters (None: no filter). Ids must already be valid."""
-    breed_set: list[str | None] = (
-        sorted(breeds) if breeds else sorted(BREED_BY_ID) if has_breeds else [None, *BREED_BY_ID]
-    )
-    category_set: list[int | None] = sorted(categories) if categories else [None, *CATEGORY_IDS]
+    breed_set: Sequence[str | None] = list(BREED_BY_ID) if has_breeds else [None, *BREED_BY_ID]
+    if breeds:
+        breed_set = sorted(breeds)
+    category_set: Sequence[int | None] = sorted(categories) if categories else [None, *CATEGORY_IDS]
     mime_set = [m for m in MIME_TYPES if not mimes or m in mimes]
     chosen = sorted(
         BUCKET_INDEX[(b, c, m)] for b in breed_set for c in category_set for m in mime_set

@@ -156,8 +156,10 @@ def _filters(params: QueryParams) -> search.Selection:
     categories: set[int] = set()
     for raw in _list(params, "category_ids"):
         category = int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 6 else None
-        if category not in CATEGORY_IDS:
-            raise ApiError(400, f'"category_ids" must be existing category ids (unknown: {raw[:40]})')
+        if category is None or category not in CATEGORY_IDS:
+            raise ApiError(
+                400, f'"category_ids" must be existing category ids (unknown: {raw[:40]})'
+            )
         categories.add(category)
     return search.select(
         frozenset(breeds) or None,
