@@ -113,6 +113,18 @@ async def test_search_order_and_pages() -> None:
     assert response.status_code == 400
 
 
+def test_deep_pages_agree_with_a_full_merge() -> None:
+    """Pages past the cached prefix start from a bisected upload time instead of merging
+    every earlier image (a hostile page number must stay cheap)."""
+    selection = search.select(None, None, frozenset({"png"}), False)
+    everything = search.ordered(selection, False, 0, selection.total)
+    assert len(everything) == selection.total > 5000
+    for start, stop in ((2500, 2600), (selection.total - 7, selection.total + 50), (4001, 4002)):
+        assert search.ordered(selection, False, start, stop) == everything[start:stop]
+        newest = everything[::-1]
+        assert search.ordered(selection, True, start, stop) == newest[start:stop]
+
+
 async def test_random_order_is_deterministic_per_world_seed() -> None:
     url = "/v1/images/search?limit=20&order=RANDOM&mime_types=jpg,png"
     one = await get(world(seed=1), url)

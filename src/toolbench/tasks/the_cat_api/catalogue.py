@@ -20,6 +20,7 @@ import random
 import string
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, overload
 
 from toolbench.tasks.the_cat_api.breeds import BREED_BY_ID, BREEDS, CATEGORIES, CATEGORY_IDS
@@ -168,7 +169,9 @@ def index_of(image_id: str) -> int | None:
     return index if index < SIZE else None
 
 
+@lru_cache(maxsize=1 << 16)
 def image_at(index: int) -> Image:
+    """The image at a global index (cached: searches repeat, and an image is immutable)."""
     k, _ = locate(index)
     breed, category, mime = BUCKETS[k]
     h = mix(0x5EED, index)

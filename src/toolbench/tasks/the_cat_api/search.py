@@ -22,6 +22,7 @@ from functools import lru_cache
 
 from toolbench.tasks.the_cat_api.breeds import BREED_BY_ID, CATEGORY_IDS
 from toolbench.tasks.the_cat_api.catalogue import (
+    _SPANS,
     BUCKET_INDEX,
     MIME_TYPES,
     OFFSETS,
@@ -67,8 +68,8 @@ def select(
     return Selection(tuple(chosen), tuple(cumulative), digest)
 
 
-def _ascending(k: int) -> Iterator[tuple[float, int, int]]:
-    return ((upload_key(k, j), k, j) for j in range(bucket_count(k)))
+def _ascending(k: int, first: int = 0) -> Iterator[tuple[float, int, int]]:
+    return ((upload_key(k, j), k, j) for j in range(first, bucket_count(k)))
 
 
 def _descending(k: int) -> Iterator[tuple[float, int, int]]:
@@ -80,24 +81,59 @@ _prefixes: OrderedDict[tuple[str, bool], list[int]] = OrderedDict()
 
 def ordered(selection: Selection, descending: bool, start: int, stop: int) -> list[int]:
     """Global indices [start, stop) of the selection in upload order (oldest first unless
-    ``descending``)."""
+    ``descending``). Pages near the front are merged (and cached); deep pages start from an
+    upload-time threshold, so no page costs more than a few bisections over the buckets."""
     stop = min(stop, selection.total)
     if start >= stop:
         return []
+    if stop > _PREFIX_CACHE_LIMIT:
+        if descending:  # rank r from the newest is rank total-1-r from the oldest
+            total = selection.total
+            return _deep_slice(selection, total - stop, total - start)[::-1]
+        return _deep_slice(selection, start, stop)
     cache_key = (selection.key, descending)
     cached = _prefixes.get(cache_key)
-    if cached is not None and len(cached) >= stop:
-        _prefixes.move_to_end(cache_key)
-        return cached[start:stop]
-    streams = [(_descending if descending else _ascending)(k) for k in selection.buckets]
-    merged = heapq.merge(*streams, reverse=descending)
-    indices = [OFFSETS[k] + j for _, k, j in itertools.islice(merged, stop)]
-    if stop <= _PREFIX_CACHE_LIMIT:
-        _prefixes[cache_key] = indices
-        _prefixes.move_to_end(cache_key)
+    if cached is None or len(cached) < stop:
+        streams = [(_descending if descending else _ascending)(k) for k in selection.buckets]
+        merged = heapq.merge(*streams, reverse=descending)
+        cached = [OFFSETS[k] + j for _, k, j in itertools.islice(merged, stop)]
+        _prefixes[cache_key] = cached
         while len(_prefixes) > _PREFIX_CACHE_ENTRIES:
             _prefixes.popitem(last=False)
-    return indices[start:stop]
+    _prefixes.move_to_end(cache_key)
+    return cached[start:stop]
+
+
+def _below(k: int, threshold: float) -> int:
+    """How many images of bucket ``k`` were uploaded before ``threshold``. Image ``j`` sits
+    in [j, j+1) steps from the bucket's start, so only one image needs checking."""
+    start, width = _SPANS[k]
+    count = bucket_count(k)
+    steps = (threshold - start) * count / width
+    if steps <= 0:
+        return 0
+    whole = min(int(steps), count)
+    return whole + (whole < count and upload_key(k, whole) < threshold)
+
+
+def _deep_slice(selection: Selection, start: int, stop: int) -> list[int]:
+    """Ascending ranks [start, stop): bisect an upload-time threshold with ``start`` images
+    before it, then merge forward from there."""
+    low, high = 0.0, 1.0
+    for _ in range(60):
+        middle = (low + high) / 2
+        before = sum(_below(k, middle) for k in selection.buckets)
+        if before <= start:
+            low = middle
+            if before == start:  # an exact threshold: typically after ~log2(total) steps
+                break
+        else:
+            high = middle
+    firsts = [_below(k, low) for k in selection.buckets]
+    skip = start - sum(firsts)  # images at exactly the threshold, when keys tie
+    streams = [_ascending(k, first) for k, first in zip(selection.buckets, firsts, strict=True)]
+    merged = itertools.islice(heapq.merge(*streams), skip, skip + stop - start)
+    return [OFFSETS[k] + j for _, k, j in merged]
 
 
 def sampled(selection: Selection, seed: int, page: int, limit: int) -> list[int]:
