@@ -134,7 +134,7 @@ OW = "https://api.openweathermap.org"
 CAT = "https://api.thecatapi.com/v1"
 FORECAST = f"{OW}/data/2.5/forecast?q=London&appid={{API_KEY}}"
 HISTORY = f"{OW}/data/2.5/air_pollution/history?lat=1&lon=2&appid={{API_KEY}}"
-IMAGE = "8nlzQdV"  # in the seeded catalogue
+IMAGE = "8MFtvn6pU"  # in the procedural catalogue (its first image, id_at(0))
 DIGITS = "9" * 4401  # past Python's int-from-text limit (4300 digits)
 
 

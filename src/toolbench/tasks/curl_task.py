@@ -21,8 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from starlette.routing import Match
+
 from toolbench.errors import UserError
-from toolbench.sandbox.curl import CurlError, first_curl_line, parse_curl
+from toolbench.sandbox.curl import CurlError, HttpRequest, first_curl_line, parse_curl
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.tasks.base import LiveOptions, TaskData, TaskDefaults, TaskGenerator
 from toolbench.tasks.folder import load_folder, package_versions
@@ -48,6 +50,7 @@ class Gold:
     view: dict[Any, Any]
     state: Any
     writes: bool
+    endpoint: str | None = None  # "METHOD /route/{template}" when the task judges endpoints
 
 
 @dataclass
@@ -64,6 +67,9 @@ class CurlTask:
     live_key_header: str | None = None  # e.g. "x-api-key" (else the key fills {API_KEY})
     # For original data lines that carry no world state: derive one from the gold requests.
     derive_state: Callable[[Sequence[str]], dict[str, Any]] | None = None
+    # A request to another endpoint (method + route template) than the closest gold's is never
+    # a success, even when both answer alike (e.g. two empty lists).
+    same_endpoint: bool = False
 
     def versions(self) -> list[str]:
         return package_versions(self.package_dir)
@@ -118,7 +124,12 @@ class CurlTask:
                 f"{where} fails in the {self.name} API (HTTP {result.status}: "
                 f"{_brief(result.body)}); fix this line"
             )
-        return Gold(self._view(result), result.state, request.method in WRITE_METHODS)
+        endpoint = self._endpoint(request) if self.same_endpoint else None
+        return Gold(self._view(result), result.state, request.method in WRITE_METHODS, endpoint)
+
+    def _endpoint(self, request: HttpRequest) -> str | None:
+        """``METHOD /route/{template}`` of the simulated app's route serving ``request``."""
+        return route_of(self.service.app, request.method, request.path)
 
     async def _golds_of(self, data: TaskData, sample: Sample) -> list[Gold]:
         """A sample's gold outcomes; live runs execute them here, next to the prediction."""
@@ -170,14 +181,16 @@ class CurlTask:
         index, (precision, recall, f1) = best_match(self._view(result), [g.view for g in golds])
         gold = golds[index]
         same_world = gold.state == result.state
+        same_endpoint = not self.same_endpoint or self._endpoint(request) == gold.endpoint
         return Outcome(
             status=Status.SCORED,
-            success=f1 == 1.0 and same_world,
+            success=f1 == 1.0 and same_world and same_endpoint,
             metrics={"precision": precision, "recall": recall, "f1": f1},
             details={
                 "closest_label": index,
                 "http_status": result.status,
                 "same_state": same_world,
+                "same_endpoint": same_endpoint,
             },
         )
 
@@ -197,6 +210,17 @@ class CurlTask:
 
     def aggregate(self, outcomes: Sequence[Outcome]) -> dict[str, float]:
         return mean_metrics(outcomes, self.metrics)
+
+
+def route_of(app: Any, method: str, path: str) -> str | None:
+    """The first route of a Starlette/FastAPI ``app`` that fully matches (trailing slash
+    ignored, as the simulated services do), as ``METHOD template``; None if none does."""
+    scope = {"type": "http", "method": method, "path": path.rstrip("/") or "/", "root_path": ""}
+    for route in getattr(app, "routes", ()):
+        match, _ = route.matches(scope)
+        if match is Match.FULL:
+            return f"{method} {getattr(route, 'path', '')}"
+    return None
 
 
 def _normalise(text: str) -> str:

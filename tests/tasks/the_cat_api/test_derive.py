@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from tests.tasks.the_cat_api.helpers import run_curl, world
-from toolbench.tasks.the_cat_api.catalogue import IMAGE_BY_ID, IMAGES
-from toolbench.tasks.the_cat_api.derive import derive_state, split_curl
+from toolbench.tasks.the_cat_api.catalogue import IMAGES, image_by_id
+from toolbench.tasks.the_cat_api.derive import FILLER_RECORDS, derive_state, split_curl
 
 V1 = "https://api.thecatapi.com/v1"
 # Lines written in the original task's style (ids made up for these tests).
@@ -41,16 +41,29 @@ async def test_every_original_style_label_succeeds() -> None:
 def test_derived_state_contents() -> None:
     state = derive_state(LABELS)
     assert state == derive_state(list(LABELS))
-    assert [f["id"] for f in state["favourites"]] == ["zq9", 4477]
+    favourites = [f["id"] for f in state["favourites"]]
+    assert favourites[:2] == ["zq9", 4477] and len(favourites) == 2 + FILLER_RECORDS
     assert state["favourites"][0]["image_id"] == "zq9"
-    assert [v["id"] for v in state["votes"]] == [31098, "ab1"]
+    votes = [v["id"] for v in state["votes"]]
+    assert votes[:2] == [31098, "ab1"] and len(votes) == 2 + FILLER_RECORDS
     assert {"k2w", "p0x", "abc12", "zq9"} <= set(state["images"])
     known = IMAGES[3].id
     derived = derive_state(
         [f"""curl -X POST '{V1}/favourites' --data '{{"image_id":"{known}"}}'"""]
     )
-    assert derived == {"favourites": [], "votes": [], "images": []}
-    assert known in IMAGE_BY_ID
+    assert derived["images"] == [] and image_by_id(known) is not None
+    assert known not in {f["image_id"] for f in derived["favourites"]}
+
+
+def test_derived_worlds_never_hold_empty_lists() -> None:
+    """An empty list would answer like any other empty list (votes like favourites)."""
+    for labels in ([], [f"curl -X GET '{V1}/breeds'"], LABELS):
+        state = derive_state(labels)
+        assert len(state["favourites"]) >= FILLER_RECORDS
+        assert len(state["votes"]) >= FILLER_RECORDS
+        assert {v["value"] for v in state["votes"]} == {0, 1}
+    listed = derive_state([f"curl -X GET '{V1}/votes?sub_id=kit-9'"])
+    assert sum(v["sub_id"] == "kit-9" for v in listed["votes"]) >= 2
 
 
 async def test_delete_and_post_of_the_same_id_both_succeed() -> None:

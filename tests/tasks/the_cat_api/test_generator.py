@@ -106,7 +106,7 @@ def test_coverage_and_string_only_share(
             params |= set(query)
             orders.add(query.get("order", "default"))
     assert params == SEARCH_PARAMS
-    assert orders == {"ASC", "DESC", "RAND", "default"}
+    assert orders == {"ASC", "DESC", "RANDOM", "default"}
     records = test_set + train_set
     writes = [r for r in records if r["completion"][0].split()[2] in ("POST", "DELETE")]
     string_only = [r for r in records if r["compare_string_only"]]

@@ -9,8 +9,17 @@ from typing import Any
 import httpx
 
 from tests.tasks.the_cat_api.helpers import get, send, world
+from toolbench.tasks.the_cat_api import search
 from toolbench.tasks.the_cat_api.breeds import BREEDS
-from toolbench.tasks.the_cat_api.catalogue import IMAGES
+from toolbench.tasks.the_cat_api.catalogue import (
+    BUCKETS,
+    IMAGES,
+    MAX_LIMIT,
+    OFFSETS,
+    image_at,
+    image_by_id,
+    index_of,
+)
 from toolbench.tasks.the_cat_api.service import DUPLICATE, SERVICE, serve_app
 
 URL = re.compile(r"^https://cdn2\.thecatapi\.com/images/[A-Za-z0-9]{3,9}\.(jpg|png|gif)$")
@@ -36,10 +45,17 @@ def test_service_contract() -> None:
 
 
 def test_catalogue_shape() -> None:
-    assert 550 <= len(IMAGES) <= 650
-    assert len({i.id for i in IMAGES}) == len(IMAGES)
-    assert all(URL.match(i.url) for i in IMAGES)
-    assert {b["id"] for b in BREEDS} <= {i.breed for i in IMAGES}
+    """Tens of thousands of images, ids decodable without a table, every bucket bigger than
+    the largest page (so a limit is always visible)."""
+    assert 100_000 <= len(IMAGES) <= 400_000
+    sample = [IMAGES[i] for i in range(0, len(IMAGES), 97)]
+    assert len({i.id for i in sample}) == len(sample)
+    assert all(URL.match(i.url) for i in sample)
+    assert all(index_of(image.id) == n * 97 for n, image in enumerate(sample))
+    assert index_of("abc") is None and index_of("zzzzzzzzz") is None
+    assert index_of("8nlzQdV!!") is None and image_by_id("tu") is None
+    assert {b["id"] for b in BREEDS} <= {breed for breed, _, _ in BUCKETS}
+    assert min(OFFSETS[k + 1] - OFFSETS[k] for k in range(len(BUCKETS))) > MAX_LIMIT
     assert len(BREEDS) == 67
 
 
@@ -70,7 +86,6 @@ async def test_search_filters() -> None:
     assert len(with_breeds) == 100 and all(i["breeds"] for i in with_breeds)
     bare = await get(w, "/v1/images/search?limit=10&breed_ids=mcoo&include_breeds=0")
     assert bare and all("breeds" not in i for i in bare)
-    assert await get(w, "/v1/images/search?breed_ids=nope") == []
     response = await send(w, "GET", "/v1/images/search?mime_types=bmp")
     assert response.status_code == 400
     # The original data's style: a leading '&' and upper-case order.
@@ -81,19 +96,37 @@ async def test_search_order_and_pages() -> None:
     w = world()
     asc = await get(w, "/v1/images/search?limit=100&breed_ids=beng,pers,sphy&order=ASC")
     desc = await get(w, "/v1/images/search?limit=100&breed_ids=beng,pers,sphy&order=desc")
-    assert desc == asc[::-1]
+    assert not {i["id"] for i in desc} & {i["id"] for i in asc}  # far more than 200 images
+    selection = search.select(frozenset({"beng", "pers", "sphy"}), None, None, False)
+    everything = search.ordered(selection, False, 0, selection.total)
+    assert search.ordered(selection, True, 0, selection.total) == everything[::-1]
+    assert [image_at(i).id for i in everything[:100]] == [i["id"] for i in asc]
+    assert [image_at(i).id for i in everything[-100:]] == [i["id"] for i in desc][::-1]
     first = await get(w, "/v1/images/search?limit=4&page=0&breed_ids=beng,pers,sphy&order=ASC")
     second = await get(w, "/v1/images/search?limit=4&page=1&breed_ids=beng,pers,sphy&order=ASC")
     assert first + second == asc[:8]
-    assert await get(w, "/v1/images/search?limit=4&page=999&order=ASC") == []
-    oldest = await get(w, "/v1/images/search?order=ASC")
-    assert oldest[0]["id"] == IMAGES[0].id
+    assert await get(w, "/v1/images/search?limit=100&page=999999&order=ASC") == []
+    oldest = await get(w, "/v1/images/search?order=ASC&limit=3")
+    newest = await get(w, "/v1/images/search?order=DESC&limit=3")
+    assert oldest[0]["id"] != newest[0]["id"] and len({i["id"] for i in oldest + newest}) == 6
     response = await send(w, "GET", "/v1/images/search?order=SIDEWAYS")
     assert response.status_code == 400
 
 
+def test_deep_pages_agree_with_a_full_merge() -> None:
+    """Pages past the cached prefix start from a bisected upload time instead of merging
+    every earlier image (a hostile page number must stay cheap)."""
+    selection = search.select(None, None, frozenset({"png"}), False)
+    everything = search.ordered(selection, False, 0, selection.total)
+    assert len(everything) == selection.total > 5000
+    for start, stop in ((2500, 2600), (selection.total - 7, selection.total + 50), (4001, 4002)):
+        assert search.ordered(selection, False, start, stop) == everything[start:stop]
+        newest = everything[::-1]
+        assert search.ordered(selection, True, start, stop) == newest[start:stop]
+
+
 async def test_random_order_is_deterministic_per_world_seed() -> None:
-    url = "/v1/images/search?limit=20&order=RAND&mime_types=jpg,png"
+    url = "/v1/images/search?limit=20&order=RANDOM&mime_types=jpg,png"
     one = await get(world(seed=1), url)
     assert one == await get(world(seed=1), url)
     assert one == await get(world(seed=1), "/v1/images/search?mime_types=png,jpg&limit=20")

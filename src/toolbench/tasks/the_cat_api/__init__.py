@@ -18,6 +18,7 @@ TASK = CurlTask(
     live_key_header="x-api-key",
     drop_keys=("id",),
     derive_state=derive_state,
+    same_endpoint=True,
     defaults=TaskDefaults(top_k_api=3, top_k_example=3, max_tokens=128),
     generator=TaskGenerator.of(generator, docs),
 )

@@ -6,6 +6,10 @@ in which every label succeeds: referenced images are added to the world's image 
 referenced favourite and vote ids exist. In the original docs the favourite path segment is the
 image's id, so a derived favourite ``tu`` points at image ``tu``. A favourite that some label
 also POSTs is not pre-created, so that the POST is not a duplicate.
+
+Every derived world also holds ``FILLER_RECORDS`` favourites and votes on catalogue images
+(some under each sub_id a label lists): with empty lists, ``GET /v1/votes`` would answer
+exactly like ``GET /v1/favourites`` and a wrong listing would score as right.
 """
 
 from __future__ import annotations
@@ -13,14 +17,20 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
-from toolbench.tasks.the_cat_api.catalogue import IMAGE_BY_ID
+from toolbench.tasks.the_cat_api.catalogue import SIZE, id_at, image_by_id
 
 _DATA_FLAGS = ("-d", "--data", "--data-raw", "--data-binary", "--data-ascii")
 _RESOURCE = re.compile(r"^/v1/(images|favourites|votes)/([^/?#]+)/?$")
+_LISTING = re.compile(r"^/v1/(favourites|votes)/?$")
+# Records every derived world holds besides the referenced ones, so that favourites, votes
+# and their pages are never empty (an empty list would match every other empty list).
+FILLER_RECORDS = 12
+FILLER_FAVOURITE_ID = 7001
+FILLER_VOTE_ID = 8001
 
 
 def split_curl(line: str) -> tuple[str, str, str | None]:
@@ -65,6 +75,7 @@ def derive_state(labels: Sequence[str]) -> dict[str, Any]:
     favourite_ids: list[str] = []
     vote_ids: list[str] = []
     posted_favourites: set[str] = set()
+    listed_subs: dict[str, list[str]] = {"favourites": [], "votes": []}
 
     def need(image_id: str) -> None:
         if image_id not in images:
@@ -82,6 +93,11 @@ def derive_state(labels: Sequence[str]) -> dict[str, Any]:
                 need(image_id)
                 if method == "POST" and path.rstrip("/").endswith("/favourites"):
                     posted_favourites.add(image_id)
+            listing = _LISTING.match(path)
+            if listing is not None and method == "GET":
+                sub_id = dict(parse_qsl(urlsplit(url).query)).get("sub_id")
+                if sub_id and sub_id not in listed_subs[listing.group(1)]:
+                    listed_subs[listing.group(1)].append(sub_id)
             match = _RESOURCE.match(path)
             if match is None:
                 continue
@@ -93,7 +109,8 @@ def derive_state(labels: Sequence[str]) -> dict[str, Any]:
             elif kind == "votes" and ident not in vote_ids:
                 vote_ids.append(ident)
 
-    spare = iter(i for i in IMAGE_BY_ID if i not in images and i not in posted_favourites)
+    taken = set(images) | posted_favourites
+    spare = (image for i in range(1, SIZE) if (image := id_at(i * 7919 % SIZE)) not in taken)
     favourites = []
     for ident in favourite_ids:
         # The original docs name the favourite by its image's id; reuse it unless that image
@@ -105,8 +122,34 @@ def derive_state(labels: Sequence[str]) -> dict[str, Any]:
     for ident in vote_ids:
         need(ident)
         votes.append({"id": _typed(ident), "image_id": ident, "sub_id": None, "value": 1})
-    overlay = [i for i in images if i not in IMAGE_BY_ID]
+    _add_fillers(favourites, FILLER_FAVOURITE_ID, listed_subs["favourites"], spare, vote=False)
+    _add_fillers(votes, FILLER_VOTE_ID, listed_subs["votes"], spare, vote=True)
+    overlay = [i for i in images if image_by_id(i) is None]
     return {"favourites": favourites, "votes": votes, "images": overlay}
+
+
+def _add_fillers(
+    records: list[dict[str, Any]],
+    first_id: int,
+    sub_ids: list[str],
+    spare: Iterator[str],
+    vote: bool,
+) -> None:
+    """``FILLER_RECORDS`` more records on catalogue images, with integer ids no label uses;
+    every sub_id a label lists gets some of them (else its listing would be empty, like
+    every other sub_id's)."""
+    used = {str(r["id"]) for r in records}
+    next_id = first_id
+    subs: list[str | None] = [None, None, *sub_ids, *sub_ids]
+    for n in range(max(FILLER_RECORDS, len(subs))):
+        while str(next_id) in used:
+            next_id += 1
+        record: dict[str, Any] = {"id": next_id, "image_id": next(spare)}
+        record["sub_id"] = subs[n % len(subs)]
+        if vote:
+            record["value"] = 1 if n % 3 else 0
+        records.append(record)
+        next_id += 1
 
 
 def _typed(ident: str) -> int | str:

@@ -17,14 +17,14 @@ FUNCTIONS: dict[str, str] = {
         "Parameters:\n"
         "  limit: how many images to return, 1 to 100 (default 1)\n"
         "  page: 0-based page of results, used with limit and order ASC or DESC\n"
-        "  order: ASC (oldest uploads first), DESC (newest first) or RAND (default)\n"
+        "  order: ASC (oldest uploads first), DESC (newest first) or RANDOM (default)\n"
         "  breed_ids: comma-separated breed ids, e.g. beng,siam (see breeds_list; 'breeds' is "
         "an alias)\n"
         "  category_ids: comma-separated category ids: 1 hats, 2 space, 4 sunglasses, 5 boxes, "
         "7 ties, 14 sinks, 15 clothes\n"
         "  mime_types: comma-separated file types among jpg, png, gif\n"
         "  has_breeds: 1 to return only images that carry breed information\n"
-        "  size: full, med, small or thumb\n"
+        "  size: full, med (default), small or thumb: the width and height reported\n"
         "  include_breeds / include_categories: 0 to leave breed or category details out"
     ),
     "image_by_id": (
@@ -83,7 +83,8 @@ FUNCTIONS: dict[str, str] = {
     "vote_get": (f"# Get one vote by its vote id.\ncurl -X GET '{BASE}/votes/{{vote_id}}'"),
     "vote_add": (
         "# Vote on the image with id {image_id}: value 1 is an up-vote (like, thumbs up), value "
-        '0 a down-vote (dislike, thumbs down). "sub_id" in the body is optional.\n'
+        "0 a down-vote (dislike, thumbs down); no other value is accepted. "
+        '"sub_id" in the body is optional.\n'
         f'curl -X POST \'{BASE}/votes\' --data \'{{"image_id":"{{image_id}}", "value":{{value}}}}\''
     ),
     "vote_delete": (
@@ -143,7 +144,7 @@ EXAMPLES: list[tuple[str, str]] = [
     ("Look up vote 530012.", f"curl -X GET '{BASE}/votes/530012'"),
     (
         "Thumbs down for image svd.",
-        f'curl -X POST \'{BASE}/votes\' --data \'{{"image_id":"5pd", "value":0}}\'',
+        f'curl -X POST \'{BASE}/votes\' --data \'{{"image_id":"svd", "value":0}}\'',
     ),
     (
         "I love the cat in image qe49DOFNx, upvote it please.",

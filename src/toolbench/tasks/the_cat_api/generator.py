@@ -22,7 +22,7 @@ from starlette.datastructures import QueryParams
 from toolbench.tasks._pools import fill, generate_unique, join_or, number_word, ordinal, render
 from toolbench.tasks.the_cat_api import phrases as P
 from toolbench.tasks.the_cat_api.breeds import BREEDS
-from toolbench.tasks.the_cat_api.catalogue import IMAGES
+from toolbench.tasks.the_cat_api.catalogue import SIZE, id_at
 from toolbench.tasks.the_cat_api.service import search_images
 from toolbench.tasks.the_cat_api.world import make_world
 
@@ -123,7 +123,7 @@ def _search_attempt(rng: random.Random) -> Record:
     if topic == "none" and rng.random() < 0.3:
         params["has_breeds"], values["has_breeds"] = 1, rng.choice(P.HAS_BREEDS)
         extras.append("{has_breeds}")
-    order = rng.choices((None, "DESC", "ASC", "RAND"), weights=(12, 3, 3, 1))[0]
+    order = rng.choices((None, "DESC", "ASC", "RANDOM"), weights=(12, 3, 3, 1))[0]
     if limit and order in ("ASC", "DESC") and rng.random() < 0.3:
         page = rng.randint(1, 4)
         params["page"], values["page"] = page, _page_text(rng, page)
@@ -148,7 +148,7 @@ def _search_attempt(rng: random.Random) -> Record:
 
 
 def _image(rng: random.Random, exclude: Collection[str] = ()) -> str:
-    while (image_id := rng.choice(IMAGES).id) in exclude:
+    while (image_id := id_at(rng.randrange(SIZE))) in exclude:
         pass
     return image_id
 
@@ -174,7 +174,21 @@ def _state(rng: random.Random) -> dict[str, Any]:
     return {"favourites": favourites, "votes": votes}
 
 
+def _more_records(rng: random.Random, records: list[dict[str, Any]], total: int) -> None:
+    """Extend a favourites or votes list to ``total`` records (ids keep rising), so that a
+    listing's ``limit`` is visible in its answer (an off-by-one limit must not match)."""
+    used = {r["image_id"] for r in records}
+    while len(records) < total:
+        record = dict(records[-1], id=records[-1]["id"] + rng.randint(1, 400), sub_id=None)
+        record["image_id"] = _image(rng, used)
+        used.add(record["image_id"])
+        records.append(record)
+
+
 def _listing(rng: random.Random, what: str, state: dict[str, Any]) -> Record:
+    """A listing whose answer tells its parameters apart: lists hold several records (a
+    limit or order must be visible), a listed sub_id owns two of them (an empty answer would
+    match any other sub_id), a limited list is longer than its limit."""
     fav = rng.choice(P.FAV_WORD)
     pools = (P.FAVS_ALL, P.FAVS_SUB, P.FAVS_RECENT) if what == "favourites" else (
         P.VOTES_ALL, P.VOTES_SUB, P.VOTES_RECENT)  # fmt: skip
@@ -182,13 +196,18 @@ def _listing(rng: random.Random, what: str, state: dict[str, Any]) -> Record:
     values = {"fav": fav}
     params: list[tuple[str, Any]] = []
     if style == "all":
+        _more_records(rng, state[what], rng.randint(5, 8))
         template = rng.choice(pools[0])
     elif style == "sub":
-        subs = [r["sub_id"] for r in state[what] if r["sub_id"]] or list(P.SUB_IDS)
+        _more_records(rng, state[what], 4)
+        subs = [r["sub_id"] for r in state[what] if r["sub_id"]] or [rng.choice(P.SUB_IDS)]
         values["sub_id"] = rng.choice(subs)
+        for record in state[what][:2]:  # two records under it, so its order is visible
+            record["sub_id"] = values["sub_id"]
         template, params = rng.choice(pools[1]), [("sub_id", values["sub_id"])]
     else:
         limit = rng.randint(2, 5)
+        _more_records(rng, state[what], limit + rng.randint(2, 4))
         values["limit"], values["order"] = _count_text(rng, limit), rng.choice(P.RECENT_WORDS)
         template, params = rng.choice(pools[2]), [("limit", limit), ("order", "DESC")]
     return template, values, _get(what, params), state

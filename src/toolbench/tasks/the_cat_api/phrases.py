@@ -29,7 +29,7 @@ CATEGORY_WORDS = {
 ORDER_WORDS = {
     "DESC": ("newest first", "most recent uploads first", "in descending order", "sorted DESC"),
     "ASC": ("oldest first", "in ascending order", "earliest uploads first", "sorted ASC"),
-    "RAND": ("in random order", "shuffled randomly", "in a random order"),
+    "RANDOM": ("in random order", "shuffled randomly", "in a random order"),
 }
 HAS_BREEDS = (
     "with breed info included",

@@ -12,16 +12,21 @@ favourite, ``INVALID_ACCOUNT`` for a favourite or vote id the account does not o
 ``"image_id" is required`` for a missing field. An unknown breed id gives 404 ``NOT_FOUND``.
 No API key is required (the original task's curl lines send none); ``api_key`` is ignored.
 
-Image search: ``limit`` defaults to 1 and is clamped to 1..100 (the real service allows 100
-with a key, 10 without); ``page`` is 0-based; ``order`` is ASC (oldest upload first), DESC or
-RAND (the default), and RAND is a shuffle seeded by the world's seed and the filters, so the
-same request on the same world always gives the same images.
+Values outside the documented sets are 400s in the same plain-text shape, naming the
+parameter: ``size`` (thumb, small, med, full), ``mime_types`` (jpg, png, gif), ``order``
+(RANDOM, ASC, DESC; ASC/DESC for favourites and votes), breed and category ids that do not
+exist, boolean flags other than 0/1/true/false, and a vote ``value`` other than 0 or 1.
+
+Image search (``search.py`` over the procedural ``catalogue.py``): ``limit`` defaults to 1 and
+is clamped to 1..100; ``page`` is 0-based; ``order`` is ASC (oldest upload first), DESC or
+RANDOM (the default), a draw seeded by the world's seed, the selected images and the page, so
+the same request on the same world always gives the same images. ``size`` (default med)
+scales the reported width and height.
 """
 
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl
@@ -31,8 +36,9 @@ from fastapi.responses import PlainTextResponse, Response
 from starlette.datastructures import QueryParams
 from starlette.requests import ClientDisconnect
 
-from toolbench.tasks.the_cat_api.breeds import BREED_BY_ID, BREEDS, CATEGORIES
-from toolbench.tasks.the_cat_api.catalogue import IMAGES, Image, breed_json
+from toolbench.tasks.the_cat_api import search
+from toolbench.tasks.the_cat_api.breeds import BREED_BY_ID, BREEDS, CATEGORIES, CATEGORY_IDS
+from toolbench.tasks.the_cat_api.catalogue import MAX_LIMIT, SIZES, Image, breed_json, image_at
 from toolbench.tasks.the_cat_api.world import (
     COUNTRY_CODE,
     FAVOURITE_ID_BASE,
@@ -44,12 +50,12 @@ from toolbench.tasks.the_cat_api.world import (
 )
 
 HOST = "api.thecatapi.com"
-MAX_LIMIT = 100
 MAX_BODY = 64 * 1024  # bytes; a favourite or vote is a few dozen
 MAX_DEPTH = 32  # JSON nesting; a favourite or vote is one flat object
+VOTE_VALUES = (0, 1)  # down, up: the documented values
 DUPLICATE = "DUPLICATE_FAVOURITE - favourites are unique for account + image_id + sub_id"
 _MIME_ALIASES = {"jpg": "jpg", "jpeg": "jpg", "png": "png", "gif": "gif"}
-_TRUE = {"1", "true", "yes"}
+_BOOLEANS = {"1": True, "true": True, "0": False, "false": False}
 
 
 class ApiError(Exception):
@@ -114,48 +120,70 @@ def _page(items: list[Any], params: QueryParams, default_limit: int) -> list[Any
     return items[page * limit : (page + 1) * limit]
 
 
-def _order(params: QueryParams, default: str) -> str:
+def _order(params: QueryParams, default: str, allowed: tuple[str, ...]) -> str:
     order = (params.get("order") or default).strip().upper()
-    if order not in ("ASC", "DESC", "RAND"):
-        raise ApiError(400, '"order" must be one of [ASC, DESC, RAND]')
+    if order not in allowed:
+        raise ApiError(400, f'"order" must be one of [{", ".join(allowed)}]')
     return order
+
+
+def _flag(params: QueryParams, name: str, default: bool) -> bool:
+    raw = params.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    value = raw.strip().lower()
+    if value not in _BOOLEANS:
+        raise ApiError(400, f'"{name}" must be one of [0, 1, true, false]')
+    return _BOOLEANS[value]
 
 
 # --- images ---------------------------------------------------------------------------------
 
 
-def search_images(world: CatWorld, params: QueryParams) -> list[dict[str, Any]]:
+def _filters(params: QueryParams) -> search.Selection:
+    """The buckets a search's filters select; an unknown value is the API's 400, so a typo
+    never passes for an empty (or unfiltered) answer."""
     mimes: set[str] = set()
     for mime in _list(params, "mime_types"):
-        key = mime.lower().removeprefix("image/")
-        if key not in _MIME_ALIASES:
+        key = _MIME_ALIASES.get(mime.lower().removeprefix("image/"))
+        if key is None:
             raise ApiError(400, '"mime_types" must be one of [jpg, png, gif]')
-        mimes.add(_MIME_ALIASES[key])
+        mimes.add(key)
     breeds = {b.lower() for b in _list(params, "breed_ids", "breeds")}
-    try:
-        categories = {int(c) for c in _list(params, "category_ids")}
-    except ValueError:
-        raise ApiError(400, '"category_ids" must be a number') from None
-    has_breeds = (params.get("has_breeds") or "0").strip().lower() in _TRUE
-    found = [
-        image
-        for image in IMAGES
-        if (not mimes or image.mime in mimes)
-        and (not breeds or image.breed in breeds)
-        and (not categories or categories & set(image.categories))
-        and (not has_breeds or image.breed)
-    ]
-    order = _order(params, "RAND")
-    if order == "DESC":
-        found.reverse()
-    elif order == "RAND":
-        key = json.dumps(
-            [world.seed, sorted(mimes), sorted(breeds), sorted(categories), has_breeds]
-        )
-        random.Random(key).shuffle(found)
-    include_breeds = (params.get("include_breeds") or "1").strip().lower() in _TRUE
-    include_categories = (params.get("include_categories") or "1").strip().lower() in _TRUE
-    return [i.to_json(include_breeds, include_categories) for i in _page(found, params, 1)]
+    unknown = sorted(b for b in breeds if b not in BREED_BY_ID)
+    if unknown:
+        raise ApiError(400, f'"breed_ids" must be existing breed ids (unknown: {unknown[0][:40]})')
+    categories: set[int] = set()
+    for raw in _list(params, "category_ids"):
+        category = int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 6 else None
+        if category is None or category not in CATEGORY_IDS:
+            raise ApiError(
+                400, f'"category_ids" must be existing category ids (unknown: {raw[:40]})'
+            )
+        categories.add(category)
+    return search.select(
+        frozenset(breeds) or None,
+        frozenset(categories) or None,
+        frozenset(mimes) or None,
+        _flag(params, "has_breeds", False),
+    )
+
+
+def search_images(world: CatWorld, params: QueryParams) -> list[dict[str, Any]]:
+    selection = _filters(params)
+    size = (params.get("size") or "med").strip().lower()
+    if size not in SIZES:
+        raise ApiError(400, '"size" must be one of [thumb, small, med, full]')
+    order = _order(params, "RANDOM", ("RANDOM", "ASC", "DESC"))
+    limit = _int(params, "limit", 1, 1, MAX_LIMIT)
+    page = _int(params, "page", 0, 0, 10**6)
+    if order == "RANDOM":
+        found = search.sampled(selection, world.seed, page, limit)
+    else:
+        found = search.ordered(selection, order == "DESC", page * limit, (page + 1) * limit)
+    include_breeds = _flag(params, "include_breeds", True)
+    include_categories = _flag(params, "include_categories", True)
+    return [image_at(i).to_json(include_breeds, include_categories, size) for i in found]
 
 
 def _image(world: CatWorld, image_id: str) -> Image:
@@ -302,7 +330,7 @@ def _owned(records: list[dict[str, Any]], record_id: str) -> dict[str, Any]:
 def _listing(records: list[dict[str, Any]], world: CatWorld, params: QueryParams) -> list[Any]:
     sub_id = params.get("sub_id")
     found = [r for r in records if sub_id is None or r["sub_id"] == sub_id]
-    if _order(params, "ASC") == "DESC":
+    if _order(params, "ASC", ("ASC", "DESC")) == "DESC":
         found.reverse()
     return [_with_image(world, r) for r in _page(found, params, MAX_LIMIT)]
 
@@ -377,6 +405,8 @@ async def vote_add(request: Request) -> dict[str, Any]:
         value = int(float(raw))
     except (TypeError, ValueError, OverflowError):
         raise ApiError(400, '"value" must be an integer') from None
+    if value not in VOTE_VALUES:
+        raise ApiError(400, '"value" must be one of [0, 1]')
     new_id = world.next_id(world.votes, VOTE_ID_BASE)
     vote = {"id": new_id, "image_id": image_id, "sub_id": sub_id, "created_at": world.stamp()}
     world.votes.append({**vote, "value": value, "country_code": COUNTRY_CODE})

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolbench.tasks.the_cat_api.catalogue import IMAGE_BY_ID, MIME_TYPES, Image, overlay_image
+from toolbench.tasks.the_cat_api.catalogue import MIME_TYPES, Image, image_by_id, overlay_image
 
 FAVOURITE_ID_BASE = 100_000
 VOTE_ID_BASE = 900_000
@@ -54,7 +54,7 @@ class CatWorld:
     writes: int = 0  # records created so far; spaces out created_at stamps
 
     def image(self, image_id: str) -> Image | None:
-        return IMAGE_BY_ID.get(image_id) or self.overlay.get(image_id)
+        return image_by_id(image_id) or self.overlay.get(image_id)
 
     def add_overlay(self, image_id: str) -> None:
         if self.image(image_id) is None:
@@ -89,7 +89,7 @@ def make_world(state: Mapping[str, Any] | None, seed: int = 0) -> CatWorld:
     world = CatWorld(seed=seed)
     for entry in state.get("images", ()):
         image_id, image = _image_from(entry)
-        if image is not None and image_id not in IMAGE_BY_ID:
+        if image is not None and image_by_id(image_id) is None:
             world.overlay[image_id] = image
         else:
             world.add_overlay(image_id)
