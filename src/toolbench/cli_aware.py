@@ -3,16 +3,27 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import getpass
 import os
 import re
+import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
 
 from toolbench.errors import UserError
 
@@ -171,6 +182,41 @@ def _check_flags(args: argparse.Namespace) -> None:
         raise UserError(f"--out {args.out}: is a folder; give a file name such as aware.jsonl")
 
 
+class RateColumn(ProgressColumn):
+    """Items per second, once rich has measured a rate."""
+
+    def render(self, task: Any) -> Text:
+        return Text(f"{task.speed:.0f}/s" if task.speed else "")
+
+
+class EncodingProgress:
+    """Embedding texts can take minutes on a cold cache, before the first twin: a bar with the
+    rate and time left on a terminal, else a line every ``every_s`` seconds (and at the end)."""
+
+    def __init__(self, console: Console, bar: Progress, every_s: float = 15.0) -> None:
+        self.console, self.bar, self.every_s = console, bar, every_s
+        self.done = 0
+        self.task: Any = None
+        self.started = self.last_line = time.monotonic()
+
+    def __call__(self, n: int, total: int) -> None:
+        self.done += n
+        if self.console.is_terminal:
+            if self.task is None:
+                self.task = self.bar.add_task("encoding API texts", total=total)
+            self.bar.advance(self.task, n)
+            return
+        now = time.monotonic()
+        if now - self.last_line >= self.every_s or self.done >= total:
+            self.last_line = now
+            self.console.print(self.line(total, now - self.started))
+
+    def line(self, total: int, elapsed: float) -> str:
+        rate = self.done / elapsed if elapsed > 0 else 0.0
+        left = f", about {(total - self.done) / rate:.0f} s left" if rate > 0 else ""
+        return f"encoding: {self.done}/{total} texts, {rate:.0f} texts/s{left}"
+
+
 def _skip_summary(skipped: Sequence[tuple[str, str, str]]) -> list[str]:
     """One line per manipulation and kind of reason, with a count and one example: reasons
     name the record's API ("no replacement for 'ToolSearcher'"), so the quoted names are
@@ -228,10 +274,14 @@ def _build(args: argparse.Namespace, console: Console, default_cache: Path) -> i
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
+        RateColumn(),
         TimeElapsedColumn(),
+        TimeRemainingColumn(),
     )
     with Progress(*columns, console=console, transient=True) as bar:
         task = bar.add_task("building", total=work_units(loaded, settings) or None)
+        encoding = EncodingProgress(console, bar)
+        settings = dataclasses.replace(settings, encoding_progress=encoding)
         outcome = build(loaded, settings, progress=lambda n: bar.advance(task, n))
     skips = _skip_summary(outcome.skipped)
     labels = Counter(i.label for i in outcome.instances)

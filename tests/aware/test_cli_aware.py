@@ -180,3 +180,29 @@ def test_an_empty_build_is_exit_2_with_the_skip_counts_once(cli: Cli, tmp_path: 
     assert stdout.count("skipped 8 for tool_removal") == 1
     assert "nothing written" in stderr and "8 skipped" in stderr
     assert len(stderr.strip().splitlines()) == 1
+
+
+def test_encoding_progress_is_a_bar_on_a_terminal_and_lines_in_a_log() -> None:
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from toolbench.cli_aware import EncodingProgress
+
+    log = io.StringIO()
+    console = Console(file=log, force_terminal=False, width=120)
+    report = EncodingProgress(console, Progress(console=console), every_s=0.0)
+    for _ in range(3):
+        report(10, 30)
+    lines = log.getvalue().splitlines()
+    assert len(lines) == 3 and lines[-1].startswith("encoding: 30/30 texts, ")
+    assert "texts/s" in lines[0] and "s left" in lines[0]
+    quiet = EncodingProgress(console, Progress(console=console), every_s=3600.0)
+    quiet(10, 30)
+    quiet(20, 30)  # only the final line, not one per chunk
+    assert len(log.getvalue().splitlines()) == 4
+
+    tty = Console(file=io.StringIO(), force_terminal=True, width=120)
+    with Progress(console=tty) as bar:
+        on_terminal = EncodingProgress(tty, bar)
+        on_terminal(5, 10)
+        assert bar.tasks[0].completed == 5 and bar.tasks[0].total == 10

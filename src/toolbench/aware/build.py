@@ -36,6 +36,8 @@ class BuildSettings:
     min_similarity: float | None = None
     max_similarity: float | None = None
     concurrency: int = 4
+    #: ``(n, total)``: n more of ``total`` texts embedded (API replacement's long first phase).
+    encoding_progress: Callable[[int, int], None] | None = None
 
 
 @dataclass
@@ -117,7 +119,9 @@ def _replace(
         settings.encoder_path, cache_dir=settings.cache_dir, use_cache=settings.use_cache
     )
     with encoder:
-        result = replace_relevant_apis(complete, pool, encoder, options, progress=progress)
+        result = replace_relevant_apis(
+            complete, pool, encoder, options, progress=progress, encoding=settings.encoding_progress
+        )
     return list(result.instances), list(result.skipped)
 
 

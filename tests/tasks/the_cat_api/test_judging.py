@@ -64,7 +64,7 @@ def test_limit_off_by_one_is_visible() -> None:
 @pytest.mark.parametrize(
     "wrong",
     [
-        "order=RAND",  # not a documented order
+        "order=SHUFFLE",  # not a documented order
         "mime_types=jpeg2",
         "category_ids=3",  # no such category
         "has_breeds=maybe",
@@ -74,6 +74,13 @@ def test_other_undocumented_values_are_400s(wrong: str) -> None:
     gold = f"curl -X GET '{V1}/images/search?limit=2'"
     [outcome] = score_pairs([(_original_sample(gold), gold.replace("limit=2", f"limit=2&{wrong}"))])
     assert outcome.status is Status.MODEL_ERROR and "HTTP 400" in outcome.message
+
+
+def test_rand_is_the_older_spelling_of_random_order() -> None:
+    gold = f"curl -X GET '{V1}/images/search?limit=3&order=RANDOM&breed_ids=beng'"
+    assert _succeeds(gold, gold.replace("order=RANDOM", "order=RAND"))
+    assert _succeeds(gold, gold.replace("order=RANDOM", "order=Rand"))
+    assert not _succeeds(gold, gold.replace("order=RANDOM", "order=ASC"))
 
 
 def test_vote_value_outside_the_documented_set_is_a_400() -> None:

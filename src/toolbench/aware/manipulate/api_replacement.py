@@ -51,7 +51,9 @@ class Embedder(Protocol):
     @property
     def identity(self) -> str: ...
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
+    def encode(
+        self, texts: Sequence[str], progress: Callable[[int], None] | None = None
+    ) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
@@ -360,11 +362,13 @@ def replace_relevant_apis(
     encoder: Embedder,
     options: ReplacementOptions,
     progress: Callable[[int], None] | None = None,
+    encoding: Callable[[int, int], None] | None = None,
 ) -> ReplacementResult:
     """The incomplete twin of every complete instance with relevant APIs (see the module).
 
     ``progress(n)`` reports n more input instances done (twin made or skipped), block by
-    block, so the calls add up to ``len(instances)``.
+    block, so the calls add up to ``len(instances)``. ``encoding(n, total)`` reports n more
+    of ``total`` texts embedded: on a cold cache that is most of the time, before any twin.
     """
     instances = list(instances)
     jobs, skipped = _jobs(instances)
@@ -376,7 +380,7 @@ def replace_relevant_apis(
         if progress is not None:
             progress(len(jobs))
     elif jobs:
-        scorer = _Scorer(jobs, list(pool), encoder, options)
+        scorer = _Scorer(jobs, list(pool), encoder, options, encoding)
         for block in _blocks(jobs):
             for instance_id, outcome in scorer.block(block).items():
                 if isinstance(outcome, str):
@@ -400,18 +404,19 @@ class _Scorer:
         pool: list[ApiSpec],
         encoder: Embedder,
         options: ReplacementOptions,
+        encoding: Callable[[int, int], None] | None = None,
     ) -> None:
         self.pool = pool
         self.options = options
+        pool_texts = [api.embedding_text() for api in pool]
+        query_texts = [api.embedding_text() for job in jobs for api in job.relevant]
+        total = len(pool_texts) + len(query_texts)
+        report = None if encoding is None else (lambda n: encoding(n, total))
         # float64 products: a float32 dot product can move by an ulp between BLAS kernels or
         # thread splits, which flips the 6th decimal of ~5% of values that sit near a rounding
         # boundary; in float64 that needs a value within ~1e-15 of one. Costs ~0.2 s for 16k.
-        self.pool_vectors = encoder.encode([api.embedding_text() for api in pool]).astype(
-            np.float64
-        )
-        self.queries = encoder.encode(
-            [api.embedding_text() for job in jobs for api in job.relevant]
-        ).astype(np.float64)
+        self.pool_vectors = encoder.encode(pool_texts, report).astype(np.float64)
+        self.queries = encoder.encode(query_texts, report).astype(np.float64)
         self.columns_of: dict[str, list[int]] = {}
         for column, api in enumerate(pool):
             self.columns_of.setdefault(api.name, []).append(column)

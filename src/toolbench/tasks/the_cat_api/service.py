@@ -120,8 +120,13 @@ def _page(items: list[Any], params: QueryParams, default_limit: int) -> list[Any
     return items[page * limit : (page + 1) * limit]
 
 
+# Older versions of the API's docs and examples spell random order RAND; it is the same order.
+_ORDER_ALIASES = {"RAND": "RANDOM"}
+
+
 def _order(params: QueryParams, default: str, allowed: tuple[str, ...]) -> str:
     order = (params.get("order") or default).strip().upper()
+    order = _ORDER_ALIASES.get(order, order) if "RANDOM" in allowed else order
     if order not in allowed:
         raise ApiError(400, f'"order" must be one of [{", ".join(allowed)}]')
     return order
