@@ -298,6 +298,29 @@ def same_request(task: str, prediction: str, labels: Sequence[str]) -> bool:
     return mine is not None and any(mine == _decoded(task, label) for label in labels)
 
 
+# open_weather parameters whose values the API maps many to one: ``limit`` is capped at 5 and
+# cannot show more places than match, PO-box ZIPs share their area's centroid, and nearby
+# coordinates can have the same nearest places. A perturbation of only these that gets the
+# gold's very response is the same answer in this world (and in the real API), not a blind spot.
+MANY_TO_ONE = {"open_weather": frozenset({"limit", "zip", "lat", "lon"})}
+
+
+def differs_only_in_many_to_one(task: str, prediction: str, labels: Sequence[str]) -> bool:
+    """Same method, host and path as a label, and only ``MANY_TO_ONE`` parameters differ."""
+    names = MANY_TO_ONE.get(task)
+    mine = _decoded(task, prediction)
+    if names is None or mine is None:
+        return False
+    for label in labels:
+        theirs = _decoded(task, label)
+        if theirs is None or mine[:3] != theirs[:3] or mine[4] != theirs[4]:
+            continue
+        changed = set(dict(mine[3]).items()) ^ set(dict(theirs[3]).items())
+        if {name for name, _ in changed} <= names:
+            return True
+    return False
+
+
 def _decoded(task: str, line: str) -> tuple[Any, ...] | None:
     """Method, path, parameters (defaults filled, numbers as numbers) and parsed body."""
     try:

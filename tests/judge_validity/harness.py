@@ -2,7 +2,9 @@
 
 A perturbation only counts when it really changes the answer: for programs, the executed world
 state (criteria dict, sheet) must differ from every gold's; for curl, the request must differ
-from every gold request once decoded. Those that do not are discarded and counted.
+from every gold request once decoded, and a change of only values the API maps many to one
+(open_weather's limit, ZIP, coordinates: ``curls.MANY_TO_ONE``) must change the response.
+Those that do not are discarded and counted.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.judge_validity.cases import PERTURBATION, REWRITE, SWAP, Case
+from tests.judge_validity.curls import differs_only_in_many_to_one
 from tests.judge_validity.generate import cases_for_task, same_request
 from toolbench.sandbox.pool import SandboxPool
 from toolbench.tasks.base import TaskData
@@ -94,7 +97,9 @@ def evaluate(
         outcomes = asyncio.run(_score_all(task, data, jobs, pool))
     for (sample, case), outcome in zip(jobs, outcomes, strict=True):
         tally = tallies[case.family]
-        if case.family == PERTURBATION and _same_state(data, sample, outcome):
+        if case.family == PERTURBATION and (
+            _same_state(data, sample, outcome) or _same_response(task_name, sample, case, outcome)
+        ):
             tally.discarded += 1
             continue
         tally.add(case, sample, outcome)
@@ -112,6 +117,13 @@ def _keep_semantic(
             continue
         kept.append((sample, case))
     return kept
+
+
+def _same_response(task_name: str, sample: Sample, case: Case, outcome: Outcome) -> bool:
+    """A curl perturbation of many-to-one values that got the gold's response (see above)."""
+    return bool(outcome.success) and differs_only_in_many_to_one(
+        task_name, case.prediction, sample.labels
+    )
 
 
 def _same_state(data: TaskData, sample: Sample, outcome: Outcome) -> bool:
