@@ -39,10 +39,12 @@ from toolbench.models.entities import (
 from toolbench.models.programs import (
     QUOTED,
     Lit,
+    Mode,
     Template,
     as_number,
     date_order,
     entity_raw,
+    find_mode,
     parse_literals,
     render,
     split_blocks,
@@ -58,6 +60,8 @@ SKELETON_BONUS = 0.5  # a block of the nearest demonstration is the likelier rea
 FOUND_BONUS = 5.0  # a choice named in the query that no demonstration used (log-odds)
 WORD_WEIGHT = 0.5  # query words are correlated; naive Bayes would over-count them
 NAMED_WEIGHT = 4.0  # a choice named in the query is the strongest word evidence
+REQUIRED_BONUS = 0.5  # under a mode, a value goes to a call that mode always makes, if it fits
+MISSING_PENALTY = 3.0  # a call the mode always makes but the query gives no value for
 
 
 class Learner:
@@ -98,6 +102,9 @@ class Learner:
                         cues = self.assoc.setdefault(f"{side}:{word}", {})
                         cues[(key, p)] = cues.get((key, p), 0.0) + 0.3
         self.vocab = Counter(w for ws in self.demo_words for w in set(ws))
+        self.mode: Mode | None = find_mode(
+            self.demo_keys, self.templates, {key for key, _ in self.class_kind}
+        )
         self._features: dict[str, list[set[str]]] = {}
 
     def entities(self, query: str) -> list[Entity]:
@@ -226,12 +233,18 @@ class Learner:
 
 @dataclass
 class _Query:
-    """One test query, analysed."""
+    """One test query, analysed; under a mode value, the block keys it allows and requires."""
 
     entities: list[Entity]
     words: list[str]
     assigned: dict[tuple[str, int], int] = field(default_factory=dict)
     copies: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    forced: dict[str, str] = field(default_factory=dict)  # mode block key -> its value
+    allowed: frozenset[str] | None = None  # None: every block key
+    required: frozenset[str] = frozenset()
+
+    def allows(self, key: str) -> bool:
+        return self.allowed is None or key in self.allowed
 
 
 class Predictor:
@@ -242,15 +255,20 @@ class Predictor:
         self.terms = [self._terms(q) for q, _ in learner.demos]
         self.df = Counter(t for terms in self.terms for t in set(terms))
         self.avgdl = sum(map(len, self.terms)) / max(1, len(self.terms))
+        self.written: set[str] = set()  # block keys of the program being written
 
     def _terms(self, query: str) -> list[str]:
         return [w for w, _ in stream(query, self.learner.entities(query))]
 
-    def nearest(self, query: str) -> int:
-        """BM25 over query words, values masked to their kind so the request's shape decides."""
+    def nearest(self, query: str, among: Sequence[int] = ()) -> int:
+        """BM25 over query words, values masked to their kind so the request's shape decides;
+        only the demonstrations ``among`` compete when given."""
         terms, n = set(self._terms(query)), len(self.terms)
         scores = []
-        for doc in self.terms:
+        for i, doc in enumerate(self.terms):
+            if among and i not in among:
+                scores.append(-math.inf)
+                continue
             tf, score = Counter(doc), 0.0
             for t in sorted(terms):
                 if tf[t]:
@@ -260,8 +278,9 @@ class Predictor:
             scores.append(score)
         return max(range(n), key=lambda i: (scores[i], -i))
 
-    def assign(self, query: str, q: _Query, skeleton: set[str]) -> None:
-        """Give each value at most one slot and each slot one value, best evidence first."""
+    def assign(self, query: str, q: _Query, skeleton: set[str]) -> float:
+        """Give each value at most one slot and each slot one value, best evidence first;
+        returns the evidence behind the values used (how well this reading explains them)."""
         learner, candidates = self.learner, []
         for i, feats in enumerate(entity_features(query, q.entities)):
             scores: dict[tuple[str, int], float] = {NONE: 0.0}
@@ -269,16 +288,21 @@ class Predictor:
                 counts = learner.assoc.get(f, {})
                 total = sum(counts.values()) or 1.0
                 for cls, c in counts.items():
-                    if cls == NONE or learner.class_kind[cls] == q.entities[i].kind:
+                    fits = cls == NONE or q.allows(cls[0])
+                    if fits and (cls == NONE or learner.class_kind[cls] == q.entities[i].kind):
                         # Squared share: a cue seen with one slot only counts fully.
                         scores[cls] = scores.get(cls, 0.0) + weight * (c / total) ** 2
             for cls, s in scores.items():
                 s += SKELETON_BONUS if cls[0] in skeleton else 0.0
+                s += REQUIRED_BONUS if cls[0] in q.required else 0.0
                 if cls != NONE and s >= THRESHOLD and s > scores[NONE]:
                     candidates.append((-s, i, cls))
-        for _, i, cls in sorted(candidates):
+        evidence = 0.0
+        for s, i, cls in sorted(candidates):
             if cls not in q.assigned and i not in q.assigned.values():
                 q.assigned[cls] = i
+                evidence -= s
+        return evidence
 
     def choose(self, tpl: Template, p: int, q: _Query, current: Any) -> Any:
         """Value of a literal that no query value fills: the choices the query names (a list
@@ -288,19 +312,29 @@ class Predictor:
         if lit.kind == "list":
             hits = sorted((first_match(v, q.words), v) for v in pool)
             return [v for i, v in hits if i >= 0]
+        if tpl.key in q.forced:
+            return q.forced[tpl.key]
         if len(pool) <= 1:
             return current
+        return max(self.choice_scores(tpl, p, q.words, current))[2]
+
+    def choice_scores(
+        self, tpl: Template, p: int, query_words: list[str], current: Any
+    ) -> list[tuple[float, int, str]]:
+        """(naive Bayes log score, tie-break, value) for every value literal ``p`` can take."""
+        learner = self.learner
+        pool = learner.choices(tpl, p)
         seen = tpl.values.get(p, [])
-        feats = learner.features(q.words, tpl)
+        feats = learner.features(query_words, tpl)
         scored = []
         for v in pool:
             demos = [d for d, x in seen if str(x) == v]
             score = math.log((len(demos) + 0.5) / (len(seen) + 1))
             score += learner.loglik(tpl.key, demos, feats)
-            score += 0.0 if demos else FOUND_BONUS * surface_match(v, q.words)
+            score += 0.0 if demos else FOUND_BONUS * surface_match(v, query_words)
             score += SKELETON_BONUS if v == current else 0.0
             scored.append((score, -pool.index(v), v))
-        return max(scored)[2]
+        return scored
 
     def fill(
         self, tpl: Template, block: str, lits: list[Lit], q: _Query, skeleton: bool
@@ -328,18 +362,40 @@ class Predictor:
                     raws[p] = [f"{lit.quote}{value}{lit.quote}" if lit.kind == "str" else value]
         # A block of choices only (room type, buy/rent) is kept when the query calls for it.
         choices_only = not any(slots) and any(lit.kind in ("str", "param") for lit in lits)
-        if choices_only and any(len(learner.choices(tpl, p)) > 1 for p in range(len(lits))):
+        named = any(len(learner.choices(tpl, p)) > 1 for p in range(len(lits)))
+        if choices_only and named and tpl.key not in q.forced:
             odds = learner.presence(tpl.key, learner.features(q.words, tpl))
             if odds + (SKELETON_BONUS if skeleton else 0.0) <= 0:
                 return None
         return render(block, lits, raws)
 
     def predict(self, query: str) -> str:
+        """Without a mode, the one reading; with one, the best consistent program per value."""
+        mode = self.learner.mode
+        if mode is None:
+            return self.program(query, _Query(self.learner.entities(query), words(query)))[0]
+        tpl = self.learner.templates[mode.key]
+        prior = {v: s for s, _, v in self.choice_scores(tpl, 0, words(query), None)}
+        best: tuple[float, int, str] | None = None
+        for i, value in enumerate(sorted(mode.demos)):
+            q = _Query(self.learner.entities(query), words(query), forced={mode.key: value})
+            q.allowed, q.required = mode.compatible[value], mode.required[value]
+            text, evidence = self.program(query, q, mode.demos[value])
+            missing = sum(1 for key in q.required if key not in self.written)
+            score = prior.get(value, 0.0) + evidence - MISSING_PENALTY * missing
+            if best is None or (score, -i) > best[:2]:
+                best = (score, -i, text)
+        assert best is not None  # a mode has at least two values
+        return best[2]
+
+    def program(self, query: str, q: _Query, among: Sequence[int] = ()) -> tuple[str, float]:
+        """The program for ``q`` and the evidence behind its values; the skeleton is the
+        nearest demonstration ``among`` those given. Records the block keys written."""
         learner = self.learner
-        q = _Query(learner.entities(query), words(query))
-        sk = self.nearest(query)
+        sk = self.nearest(query, among)
         sk_keys = learner.demo_keys[sk]
-        self.assign(query, q, set(sk_keys))
+        evidence = self.assign(query, q, set(sk_keys))
+        self.written = set()
         sk_blocks = [(b, parse_literals(b)) for b in split_blocks(learner.demos[sk][1])]
         for block, lits in sk_blocks:  # a value the skeleton repeats is repeated here too
             key = template_key(block, lits)
@@ -356,19 +412,22 @@ class Predictor:
             if text is not None:
                 out.append((b / max(1, len(sk_blocks) - 1), len(out), text))
                 functions.update(tpl.functions[:1])
+                self.written.add(tpl.key)
         if learner.max_blocks == 1:
             # One action per answer: the skeleton's, re-filled where the query allows.
-            return out[0][2] if out else sk_blocks[0][0] if sk_blocks else ""
+            return (out[0][2] if out else sk_blocks[0][0] if sk_blocks else ""), evidence
         extra = [cls[0] for cls in sorted(q.assigned)] + sorted(learner.templates)
         for key in dict.fromkeys(extra):
             tpl = learner.templates[key]
-            if key in sk_keys or not tpl.lits or set(tpl.functions[:1]) & functions:
+            skip = key in sk_keys or not tpl.lits or set(tpl.functions[:1]) & functions
+            if skip or not q.allows(key):
                 continue
             text = self.fill(tpl, tpl.text, tpl.lits, q, skeleton=False)
             if text is not None:
                 out.append((sum(tpl.positions) / len(tpl.positions), len(out), text))
                 functions.update(tpl.functions[:1])
-        return "\n".join(text for _, _, text in sorted(out))
+                self.written.add(key)
+        return "\n".join(text for _, _, text in sorted(out)), evidence
 
 
 class BaselineModel:
