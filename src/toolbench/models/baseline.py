@@ -278,10 +278,11 @@ class Predictor:
             scores.append(score)
         return max(range(n), key=lambda i: (scores[i], -i))
 
-    def assign(self, query: str, q: _Query, skeleton: set[str]) -> float:
-        """Give each value at most one slot and each slot one value, best evidence first;
-        returns the evidence behind the values used (how well this reading explains them)."""
-        learner, candidates = self.learner, []
+    def slot_scores(
+        self, query: str, q: _Query, skeleton: set[str]
+    ) -> list[dict[tuple[str, int], float]]:
+        """Per query value, the cue evidence for each slot of its kind the reading allows."""
+        learner, table = self.learner, []
         for i, feats in enumerate(entity_features(query, q.entities)):
             scores: dict[tuple[str, int], float] = {NONE: 0.0}
             for f, weight in feats.items():
@@ -292,17 +293,51 @@ class Predictor:
                     if fits and (cls == NONE or learner.class_kind[cls] == q.entities[i].kind):
                         # Squared share: a cue seen with one slot only counts fully.
                         scores[cls] = scores.get(cls, 0.0) + weight * (c / total) ** 2
-            for cls, s in scores.items():
-                s += SKELETON_BONUS if cls[0] in skeleton else 0.0
-                s += REQUIRED_BONUS if cls[0] in q.required else 0.0
-                if cls != NONE and s >= THRESHOLD and s > scores[NONE]:
-                    candidates.append((-s, i, cls))
+            for cls in scores:
+                if cls != NONE:
+                    scores[cls] += SKELETON_BONUS if cls[0] in skeleton else 0.0
+                    scores[cls] += REQUIRED_BONUS if cls[0] in q.required else 0.0
+            table.append(scores)
+        return table
+
+    def assign(self, query: str, q: _Query, skeleton: set[str]) -> float:
+        """Give each value at most one slot and each slot one value, best evidence first;
+        returns the evidence behind the values used (how well this reading explains them)."""
+        table = self.slot_scores(query, q, skeleton)
+        candidates = [
+            (-s, i, cls)
+            for i, scores in enumerate(table)
+            for cls, s in scores.items()
+            if cls != NONE and s >= THRESHOLD and s > scores[NONE]
+        ]
         evidence = 0.0
         for s, i, cls in sorted(candidates):
             if cls not in q.assigned and i not in q.assigned.values():
                 q.assigned[cls] = i
                 evidence -= s
+        self.fill_required(q, table)
         return evidence
+
+    def fill_required(self, q: _Query, table: list[dict[tuple[str, int], float]]) -> None:
+        """Give a slot the mode always fills the best-cued value that went to an optional slot
+        or to none: with a hotel and tickets, the date after 'return' is the check-out date
+        (the return date defaults to it), and a program without a check-out date crashes."""
+        kinds = self.learner.class_kind
+        holder = {i: cls for cls, i in q.assigned.items()}
+        for cls in sorted(c for c in kinds if c[0] in q.required and c not in q.assigned):
+            movable = [
+                i
+                for i, e in enumerate(q.entities)
+                if e.kind == kinds[cls]
+                and cls in table[i]
+                and (i not in holder or holder[i][0] not in q.required)
+            ]
+            if not movable:
+                continue
+            i = max(movable, key=lambda i: (table[i][cls], -i))
+            if i in holder:
+                del q.assigned[holder[i]]
+            q.assigned[cls], holder[i] = i, cls
 
     def choose(self, tpl: Template, p: int, q: _Query, current: Any) -> Any:
         """Value of a literal that no query value fills: the choices the query names (a list
