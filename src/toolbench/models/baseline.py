@@ -89,6 +89,7 @@ class Learner:
         self.gazetteer: set[str] = set()
         self.place_cues: set[str] = set()
         self.known_words = {w for vals in self.allowed.values() for v in vals for w in words(v)}
+        self.choice_phrases = {tuple(words(v)) for vals in self.allowed.values() for v in vals}
         for query, _ in self.demos:  # words written in lower case are not names
             self.known_words |= set(re.findall(r"(?<![A-Za-z])[a-z]+", query))
         for query, program in self.demos:
@@ -112,7 +113,7 @@ class Learner:
 
     def _learn(self, query: str, program: str) -> None:
         entities = self.entities(query)
-        feats = entity_features(query, entities)
+        feats = entity_features(query, entities, self.choice_phrases)
         blocks = split_blocks(program)
         used: set[int] = set()
         demo = len(self.demo_keys)
@@ -283,7 +284,7 @@ class Predictor:
     ) -> list[dict[tuple[str, int], float]]:
         """Per query value, the cue evidence for each slot of its kind the reading allows."""
         learner, table = self.learner, []
-        for i, feats in enumerate(entity_features(query, q.entities)):
+        for i, feats in enumerate(entity_features(query, q.entities, learner.choice_phrases)):
             scores: dict[tuple[str, int], float] = {NONE: 0.0}
             for f, weight in feats.items():
                 counts = learner.assoc.get(f, {})
@@ -432,10 +433,12 @@ class Predictor:
         evidence = self.assign(query, q, set(sk_keys))
         self.written = set()
         sk_blocks = [(b, parse_literals(b)) for b in split_blocks(learner.demos[sk][1])]
-        for block, lits in sk_blocks:  # a value the skeleton repeats is repeated here too
+        # A name or date the skeleton repeats is repeated here too (the hotel is in the
+        # destination); equal counts ('2 adults, 2 kids, 2 rooms') are a coincidence.
+        for block, lits in sk_blocks:
             key = template_key(block, lits)
             for p, lit in enumerate(lits):
-                if (key, p) in q.assigned:
+                if (key, p) in q.assigned and lit.kind != "num":
                     e = q.entities[q.assigned[(key, p)]]
                     raw = entity_raw(lit, e, learner.date_orders[(key, p)])
                     q.copies.setdefault((lit.kind, str(lit.value)), raw)
