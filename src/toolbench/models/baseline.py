@@ -18,6 +18,7 @@ runs any code:
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import Counter
@@ -92,8 +93,10 @@ class Learner:
         self.choice_phrases = {tuple(words(v)) for vals in self.allowed.values() for v in vals}
         for query, _ in self.demos:  # words written in lower case are not names
             self.known_words |= set(re.findall(r"(?<![A-Za-z])[a-z]+", query))
+        self._deferred: list[tuple[list[dict[str, float]], list[tuple[str, int]], list[int]]] = []
         for query, program in self.demos:
             self._learn(query, program)
+        self._settle()
         by_name = {doc.name: doc.text for doc in functions}
         for key, p in sorted(self.class_kind):  # doc words are weak cues for their slots
             for name in self.templates[key].functions[:1]:
@@ -109,13 +112,20 @@ class Learner:
         self._features: dict[str, list[set[str]]] = {}
 
     def entities(self, query: str) -> list[Entity]:
-        return extract_entities(query, self.known_words, self.gazetteer, self.place_cues)
+        """The query's values; a capitalised choice ('2 Queen Bed rooms') is no place name."""
+        found = extract_entities(query, self.known_words, self.gazetteer, self.place_cues)
+        return [
+            e
+            for e in found
+            if e.kind != "place" or tuple(words(e.value)) not in self.choice_phrases
+        ]
 
     def _learn(self, query: str, program: str) -> None:
         entities = self.entities(query)
         feats = entity_features(query, entities, self.choice_phrases)
         blocks = split_blocks(program)
         used: set[int] = set()
+        twins: dict[tuple[str, str], tuple[list[int], list[tuple[str, int]]]] = {}
         demo = len(self.demo_keys)
         self.demo_keys.append([])
         self.demo_words.append(words(query))
@@ -147,13 +157,62 @@ class Learner:
                 e = entities[hit]
                 self.class_kind[(key, p)] = e.kind
                 self.date_orders[(key, p)] = order
+                # With equal values ('book 2 rooms for 2 adults') which one a call took is
+                # settled later, by the cues the unambiguous values teach.
+                equal = self._equal_values(lit, entities)
+                if len(equal) > 1:
+                    twins.setdefault((lit.kind, str(lit.value)), (equal, []))[1].append((key, p))
+                    continue
                 for f in feats[hit]:
                     self._count(f, (key, p))
                 if e.kind == "place":
                     self.gazetteer.add(str(e.value))
                     self.place_cues.update(re.findall(r"[a-z]+", query[: e.start].lower())[-1:])
+        pending = {i for equal, _ in twins.values() for i in equal}
         for i in range(len(entities)):
-            if i not in used:
+            if i not in used and i not in pending:
+                for f in feats[i]:
+                    self._count(f, NONE)
+        self._deferred += [(feats, classes, equal) for equal, classes in twins.values()]
+
+    def _equal_values(self, lit: Lit, entities: list[Entity]) -> list[int]:
+        """Indices of every query value equal to the literal, in order."""
+        found: list[int] = []
+        while len(found) < 8:
+            i, _ = self._align(lit, entities, set(found))
+            if i < 0:
+                break
+            found.append(i)
+        return sorted(found)
+
+    def cue_score(self, feats: dict[str, float], cls: tuple[str, int]) -> float:
+        """How strongly the cue features point at slot ``cls`` (squared share, weighted)."""
+        score = 0.0
+        for f, weight in feats.items():
+            counts = self.assoc.get(f, {})
+            score += weight * (counts.get(cls, 0.0) / (sum(counts.values()) or 1.0)) ** 2
+        return score
+
+    def _settle(self) -> None:
+        """Teach the cues of equal values: the calls that took them get the values whose
+        cues (learned from unambiguous values) fit best; ties keep the written order."""
+        for feats, classes, equal in self._deferred:
+            options = list(itertools.islice(itertools.permutations(equal, len(classes)), 720))
+            scored = [
+                (
+                    sum(self.cue_score(feats[i], c) for c, i in zip(classes, pick, strict=True)),
+                    -n,
+                    pick,
+                )
+                for n, pick in enumerate(options)
+            ]
+            if not scored:
+                continue
+            pick = max(scored)[2]
+            for cls, i in zip(classes, pick, strict=True):
+                for f in feats[i]:
+                    self._count(f, cls)
+            for i in set(equal) - set(pick):
                 for f in feats[i]:
                     self._count(f, NONE)
 
