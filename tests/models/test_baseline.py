@@ -174,7 +174,7 @@ def test_never_runs_code(tmp_path: Path) -> None:
     )
     text = predict_all(BaselineModel(), ctx, ["find 3 houses in Denver"])[0]
     assert "os.system" in text and not marker.exists()
-    for module in ("baseline.py", "entities.py"):
+    for module in ("baseline.py", "learner.py", "programs.py", "entities.py"):
         source = (Path(__file__).parents[2] / "src/toolbench/models" / module).read_text()
         assert not re.search(r"(?<![.\w])(exec|eval|compile)\(|subprocess|__import__", source)
 
