@@ -69,6 +69,7 @@ class _Query:
     forced: dict[str, str] = field(default_factory=dict)  # mode block key -> its value
     allowed: frozenset[str] | None = None  # None: every block key
     required: frozenset[str] = frozenset()
+    written: set[str] = field(default_factory=set)  # block keys of the program written
 
     def allows(self, key: str) -> bool:
         return self.allowed is None or key in self.allowed
@@ -82,7 +83,6 @@ class Predictor:
         self.terms = [self._terms(q) for q, _ in learner.demos]
         self.df = Counter(t for terms in self.terms for t in set(terms))
         self.avgdl = sum(map(len, self.terms)) / max(1, len(self.terms))
-        self.written: set[str] = set()  # block keys of the program being written
 
     def _terms(self, query: str) -> list[str]:
         return [w for w, _ in stream(query, self.learner.entities(query))]
@@ -243,7 +243,7 @@ class Predictor:
             q = _Query(self.learner.entities(query), words(query), forced={mode.key: value})
             q.allowed, q.required = mode.compatible[value], mode.required[value]
             text, evidence = self.program(query, q, mode.demos[value])
-            missing = sum(1 for key in q.required if key not in self.written)
+            missing = len(q.required - q.written)
             score = prior.get(value, 0.0) + evidence - MISSING_PENALTY * missing
             if best is None or (score, -i) > best[:2]:
                 best = (score, -i, text)
@@ -252,12 +252,11 @@ class Predictor:
 
     def program(self, query: str, q: _Query, among: Sequence[int] = ()) -> tuple[str, float]:
         """The program for ``q`` and the evidence behind its values; the skeleton is the
-        nearest demonstration ``among`` those given. Records the block keys written."""
+        nearest demonstration ``among`` those given. Records the block keys in ``q.written``."""
         learner = self.learner
         sk = self.nearest(query, among)
         sk_keys = learner.demo_keys[sk]
         evidence = self.assign(query, q, set(sk_keys))
-        self.written = set()
         sk_blocks = [(b, parse_literals(b)) for b in split_blocks(learner.demos[sk][1])]
         # A name or date the skeleton repeats is repeated here too (the hotel is in the
         # destination); equal counts ('2 adults, 2 kids, 2 rooms') are a coincidence.
@@ -276,7 +275,7 @@ class Predictor:
             if text is not None:
                 out.append((b / max(1, len(sk_blocks) - 1), len(out), text))
                 functions.update(tpl.functions[:1])
-                self.written.add(tpl.key)
+                q.written.add(tpl.key)
         if learner.max_blocks == 1:
             # One action per answer: the skeleton's, re-filled where the query allows.
             return (out[0][2] if out else sk_blocks[0][0] if sk_blocks else ""), evidence
@@ -290,7 +289,7 @@ class Predictor:
             if text is not None:
                 out.append((sum(tpl.positions) / len(tpl.positions), len(out), text))
                 functions.update(tpl.functions[:1])
-                self.written.add(key)
+                q.written.add(key)
         return "\n".join(text for _, _, text in sorted(out)), evidence
 
 

@@ -204,9 +204,3 @@ def find_mode(
             },
         )
     return modes[best[1]] if best else None
-
-
-def _zip(
-    seen: dict[str, Counter[str]], by_value: dict[str, list[int]]
-) -> list[tuple[str, Counter[str], list[int]]]:
-    return [(v, seen[v], by_value[v]) for v in seen]
