@@ -421,3 +421,18 @@ def test_a_named_choice_between_a_count_and_its_noun() -> None:
     assert "R1:room" in feats and "R1:queen" not in feats
     (text,) = predict_all(BaselineModel(), context(booking_docs), [query])
     assert "API.set_num_rooms(2)" in text and "API.set_num_adults" not in text
+
+
+def test_a_range_written_with_to_fills_both_ends() -> None:
+    """Our demonstrations write room-rate ranges 'between $150 and $250'; '120 to 200 USD per
+    night' names the high end by its cues only, and the low end is found as its pair."""
+    query = (
+        "Book 1 Double rooms in Santa Fe from April 11, 2023 to April 14, 2023, within the "
+        "price range of 120 to 200 USD per night."
+    )
+    (text,) = predict_all(BaselineModel(), context(booking_docs), [query])
+    assert "API.set_min_room_price(120)" in text and "API.set_max_room_price(200)" in text
+    assert "API.set_num_adults" not in text
+    # Two values side by side with a noun between them are not a range.
+    home = predict_all(BaselineModel(), context(home_docs), ["a 2br 4.5-bath condo in Denver"])
+    assert "API.set_num_beds(2)" in home[0] and "API.set_num_baths(4.5)" in home[0]

@@ -39,7 +39,7 @@ from toolbench.models.entities import (
     surface_match,
     words,
 )
-from toolbench.models.learner import NONE, Learner
+from toolbench.models.learner import NONE, Learner, joined
 from toolbench.models.programs import (
     Lit,
     Template,
@@ -54,6 +54,7 @@ from toolbench.types import Doc, Generation, GenerationRequest
 THRESHOLD = 0.5  # least cue evidence for a value to be used at all
 SKELETON_BONUS = 0.5  # a block of the nearest demonstration is the likelier reading
 FOUND_BONUS = 5.0  # a choice named in the query that no demonstration used (log-odds)
+RANGE_BONUS = 1.0  # cue evidence a value needs to stay put when it pairs with a range's end
 REQUIRED_BONUS = 0.5  # under a mode, a value goes to a call that mode always makes, if it fits
 MISSING_PENALTY = 3.0  # a call the mode always makes but the query gives no value for
 
@@ -142,8 +143,40 @@ class Predictor:
             if cls not in q.assigned and i not in q.assigned.values():
                 q.assigned[cls] = i
                 evidence -= s
+        self.complete_ranges(query, q, table)
         self.fill_required(q, table)
         return evidence
+
+    def complete_ranges(
+        self, query: str, q: _Query, table: list[dict[tuple[str, int], float]]
+    ) -> None:
+        """A value written as a pair with one end of a learned range is the range's other end
+        ('120 to 200 USD per night': 200 is the highest rate, so 120 the lowest), unless its
+        own cues point elsewhere (by RANGE_BONUS or more)."""
+        ranges, kinds = self.learner.ranges, self.learner.class_kind
+        for i in range(len(q.entities) - 1):
+            if not joined(query, q.entities[i], q.entities[i + 1]):
+                continue
+            for near, far, side in ((i, i + 1, 0), (i + 1, i, 1)):
+                holder = {j: cls for cls, j in q.assigned.items()}
+                if far not in holder:
+                    continue
+                partners = sorted(
+                    (-n, pair[side])
+                    for pair, n in ranges.items()
+                    if pair[1 - side] == holder[far]
+                    and pair[side] not in q.assigned
+                    and q.allows(pair[side][0])
+                    and kinds[pair[side]] == q.entities[near].kind
+                )
+                if not partners:
+                    continue
+                cls = partners[0][1]
+                held = holder.get(near)
+                if held is None or (held[0] not in q.required and table[near][held] < RANGE_BONUS):
+                    if held is not None:
+                        del q.assigned[held]
+                    q.assigned[cls] = near
 
     def fill_required(self, q: _Query, table: list[dict[tuple[str, int], float]]) -> None:
         """Give a slot the mode always fills the best-cued value that went to an optional slot

@@ -42,6 +42,16 @@ WORD_WEIGHT = 0.5  # query words are correlated; naive Bayes would over-count th
 NAMED_WEIGHT = 4.0  # a choice named in the query is the strongest word evidence
 
 
+_RANGE_JOINS = frozenset(["", "-", "–", "to", "and", "through", "until", "till"])
+
+
+def joined(text: str, a: Entity, b: Entity) -> bool:
+    """Whether two values of one kind are written as a range: '150 and 250', '$30-$280'
+    ('2br 4.5-bath' is two values, not a range)."""
+    gap = text[a.end : b.start].strip().lower()
+    return a.kind == b.kind and gap in _RANGE_JOINS
+
+
 class Learner:
     """What the demonstrations and docs teach: templates, cue associations, choice values."""
 
@@ -70,6 +80,7 @@ class Learner:
         self.choice_phrases = {tuple(words(v)) for vals in self.allowed.values() for v in vals}
         for query, _ in self.demos:  # words written in lower case are not names
             self.known_words |= set(re.findall(r"(?<![A-Za-z])[a-z]+", query))
+        self.ranges: Counter[tuple[tuple[str, int], tuple[str, int]]] = Counter()
         self._deferred: list[tuple[list[dict[str, float]], list[tuple[str, int]], list[int]]] = []
         for query, program in self.demos:
             self._learn(query, program)
@@ -103,6 +114,7 @@ class Learner:
         blocks = split_blocks(program)
         used: set[int] = set()
         twins: dict[tuple[str, str], tuple[list[int], list[tuple[str, int]]]] = {}
+        hits: dict[int, tuple[str, int]] = {}  # query value -> the slot it surely filled
         demo = len(self.demo_keys)
         self.demo_keys.append([])
         self.demo_words.append(words(query))
@@ -134,23 +146,34 @@ class Learner:
                 e = entities[hit]
                 self.class_kind[(key, p)] = e.kind
                 self.date_orders[(key, p)] = order
+                if e.kind == "place":
+                    self.gazetteer.add(str(e.value))
+                    self.place_cues.update(re.findall(r"[a-z]+", query[: e.start].lower())[-1:])
                 # With equal values ('book 2 rooms for 2 adults') which one a call took is
                 # settled later, by the cues the unambiguous values teach.
                 equal = self._equal_values(lit, entities)
                 if len(equal) > 1:
                     twins.setdefault((lit.kind, str(lit.value)), (equal, []))[1].append((key, p))
                     continue
+                hits[hit] = (key, p)
                 for f in feats[hit]:
                     self._count(f, (key, p))
-                if e.kind == "place":
-                    self.gazetteer.add(str(e.value))
-                    self.place_cues.update(re.findall(r"[a-z]+", query[: e.start].lower())[-1:])
+        self._learn_ranges(query, entities, hits)
         pending = {i for equal, _ in twins.values() for i in equal}
         for i in range(len(entities)):
             if i not in used and i not in pending:
                 for f in feats[i]:
                     self._count(f, NONE)
         self._deferred += [(feats, classes, equal) for equal, classes in twins.values()]
+
+    def _learn_ranges(
+        self, query: str, entities: list[Entity], hits: dict[int, tuple[str, int]]
+    ) -> None:
+        """Slots whose values the demonstrations write side by side ('between $150 and $250',
+        '$30-$280'): a range's two ends, so either end can find the other."""
+        for i in range(len(entities) - 1):
+            if i in hits and i + 1 in hits and joined(query, entities[i], entities[i + 1]):
+                self.ranges[(hits[i], hits[i + 1])] += 1
 
     def _equal_values(self, lit: Lit, entities: list[Entity]) -> list[int]:
         """Indices of every query value equal to the literal, in order."""
