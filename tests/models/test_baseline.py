@@ -436,3 +436,19 @@ def test_a_range_written_with_to_fills_both_ends() -> None:
     # Two values side by side with a noun between them are not a range.
     home = predict_all(BaselineModel(), context(home_docs), ["a 2br 4.5-bath condo in Denver"])
     assert "API.set_num_beds(2)" in home[0] and "API.set_num_baths(4.5)" in home[0]
+
+
+def test_a_count_followed_by_another_slots_noun_is_left_out() -> None:
+    """'for 3 night(s)' reads like 'for 3 adults', but the children count's numbers were
+    always followed by a word for children, and 'night' is a cue of the room-rate slots."""
+    query = (
+        "Hi! I'm looking to book some bus tickets from Boise to Spokane for 3 adult(s). Can you "
+        "also help me find available options for 1 Double room(s) in Spokane for 3 night(s), "
+        "from 2022/12/02 to 2022/12/05?"
+    )
+    (text,) = predict_all(BaselineModel(), context(booking_docs), [query])
+    assert "API.set_num_adults(3)" in text and "API.set_num_rooms(1)" in text
+    assert "API.set_num_children" not in text
+    # A room type's first word between a count and its noun is passed over too.
+    (text,) = predict_all(BaselineModel(), context(booking_docs), ["a hotel, 3 king rooms"])
+    assert "API.set_num_rooms(3)" in text

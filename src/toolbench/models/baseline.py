@@ -39,7 +39,7 @@ from toolbench.models.entities import (
     surface_match,
     words,
 )
-from toolbench.models.learner import NONE, Learner, joined
+from toolbench.models.learner import NONE, Learner, counted_word, joined
 from toolbench.models.programs import (
     Lit,
     Template,
@@ -113,11 +113,14 @@ class Predictor:
         learner, table = self.learner, []
         for i, feats in enumerate(entity_features(query, q.entities, learner.choice_phrases)):
             scores: dict[tuple[str, int], float] = {NONE: 0.0}
+            noun = counted_word(feats) if q.entities[i].kind == "number" else ""
             for f, weight in feats.items():
                 counts = learner.assoc.get(f, {})
                 total = sum(counts.values()) or 1.0
                 for cls, c in counts.items():
-                    fits = cls == NONE or q.allows(cls[0])
+                    fits = cls == NONE or (
+                        q.allows(cls[0]) and not learner.counts_other_things(cls, noun)
+                    )
                     if fits and (cls == NONE or learner.class_kind[cls] == q.entities[i].kind):
                         # Squared share: a cue seen with one slot only counts fully.
                         scores[cls] = scores.get(cls, 0.0) + weight * (c / total) ** 2

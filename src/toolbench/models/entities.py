@@ -363,12 +363,16 @@ def stream(text: str, entities: list[Entity]) -> list[tuple[str, int]]:
 def _after_choice(
     items: list[tuple[str, int]], start: int, phrases: Collection[tuple[str, ...]]
 ) -> int:
-    """Where the words after a number continue once a choice phrase right there is passed:
-    in '2 King Bed room(s)' the count's next word is 'room', as in '2 rooms'."""
-    for phrase in sorted(phrases, key=lambda x: (-len(x), x)):
-        if phrase and tuple(w for w, _ in items[start : start + len(phrase)]) == phrase:
-            return start + len(phrase) - 1
-    return start - 1
+    """Where the words after a number continue once a choice phrase (or its first words)
+    right there is passed: in '2 King Bed room(s)' and '3 king rooms' the count's next word is
+    'room', as in '2 rooms'."""
+    best = start - 1
+    for phrase in phrases:
+        n = 0
+        while n < len(phrase) and start + n < len(items) and items[start + n][0] == phrase[n]:
+            n += 1
+        best = max(best, start + n - 1)
+    return best
 
 
 def entity_features(

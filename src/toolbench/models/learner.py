@@ -52,6 +52,12 @@ def joined(text: str, a: Entity, b: Entity) -> bool:
     return a.kind == b.kind and gap in _RANGE_JOINS
 
 
+def counted_word(feats: dict[str, float]) -> str:
+    """The content word right after a number (what it counts), or ''."""
+    word = next((f[3:] for f in feats if f.startswith("R1:")), "")
+    return word if word.isalpha() and word not in _STOP else ""
+
+
 class Learner:
     """What the demonstrations and docs teach: templates, cue associations, choice values."""
 
@@ -80,6 +86,8 @@ class Learner:
         self.choice_phrases = {tuple(words(v)) for vals in self.allowed.values() for v in vals}
         for query, _ in self.demos:  # words written in lower case are not names
             self.known_words |= set(re.findall(r"(?<![A-Za-z])[a-z]+", query))
+        # Per slot, the content words seen right after its numbers ('adults' for num_adults).
+        self.counted: dict[tuple[str, int], Counter[str]] = {}
         self.ranges: Counter[tuple[tuple[str, int], tuple[str, int]]] = Counter()
         self._deferred: list[tuple[list[dict[str, float]], list[tuple[str, int]], list[int]]] = []
         for query, program in self.demos:
@@ -156,6 +164,8 @@ class Learner:
                     twins.setdefault((lit.kind, str(lit.value)), (equal, []))[1].append((key, p))
                     continue
                 hits[hit] = (key, p)
+                if e.kind == "number":
+                    self.counted.setdefault((key, p), Counter())[counted_word(feats[hit])] += 1
                 for f in feats[hit]:
                     self._count(f, (key, p))
         self._learn_ranges(query, entities, hits)
@@ -165,6 +175,16 @@ class Learner:
                 for f in feats[i]:
                     self._count(f, NONE)
         self._deferred += [(feats, classes, equal) for equal, classes in twins.values()]
+
+    def counts_other_things(self, cls: tuple[str, int], word: str) -> bool:
+        """Whether a number followed by ``word`` cannot fill ``cls``: the slot's numbers were
+        always followed by a noun naming what they count, never this one, and the word is a
+        cue of other slots ('3 nights' is not a number of children, however 'for 3' reads)."""
+        seen = self.counted.get(cls)
+        if not word or not seen or seen[word] or sum(seen.values()) < 2 or seen[""]:
+            return False
+        cues = self.assoc.get(f"R:{word}", {})
+        return any(other != NONE and other != cls for other in cues)
 
     def _learn_ranges(
         self, query: str, entities: list[Entity], hits: dict[int, tuple[str, int]]
