@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from toolbench.data.examples import format_example
 from toolbench.models.base import Model, ModelOutputError
 from toolbench.models.baseline import BaselineModel
-from toolbench.models.entities import extract_entities, parse_number
+from toolbench.models.entities import entity_features, extract_entities, parse_number
 from toolbench.models.programs import parse_literals, split_blocks, template_key
 from toolbench.sandbox.world import World
 from toolbench.tasks.booking import docs as booking_docs
@@ -174,7 +174,7 @@ def test_never_runs_code(tmp_path: Path) -> None:
     )
     text = predict_all(BaselineModel(), ctx, ["find 3 houses in Denver"])[0]
     assert "os.system" in text and not marker.exists()
-    for module in ("baseline.py", "entities.py"):
+    for module in ("baseline.py", "learner.py", "programs.py", "entities.py"):
         source = (Path(__file__).parents[2] / "src/toolbench/models" / module).read_text()
         assert not re.search(r"(?<![.\w])(exec|eval|compile)\(|subprocess|__import__", source)
 
@@ -344,3 +344,111 @@ def test_learning_never_raises_on_odd_demonstrations(demos: list[tuple[str, str]
 
 
 _MODEL = BaselineModel()
+
+
+# -- program shape: one consistent program per choice -----------------------------------------
+
+
+def _learner(docs: Any) -> Any:
+    ctx = context(docs)
+    return BaselineModel().predictor(ctx.examples, ctx.functions).learner
+
+
+def test_the_shape_deciding_choice_is_learned_where_there_is_one() -> None:
+    mode = _learner(booking_docs).mode
+    assert mode is not None and mode.key == "API.select_booking_type(<S>)"
+    assert sorted(mode.demos) == ["both", "hotels", "trip tickets"]
+    origin = "location_from = Loc(<S>)\nAPI.set_origin(location_from)"
+    checkin = "checkin_date = Date(<D>)\nAPI.set_checkin_date(checkin_date)"
+    assert origin not in mode.compatible["hotels"] and checkin in mode.required["hotels"]
+    assert checkin not in mode.compatible["trip tickets"] and origin in mode.required["both"]
+    # buy/rent does not decide which criteria may follow: nothing to enforce for home_search.
+    assert _learner(home_docs).mode is None
+
+
+_HOTEL_ONLY = ("set_origin", "set_destination", "select_transportation", "set_departure_date")
+_TICKETS_ONLY = ("set_hotel_location", "set_checkin_date", "set_checkout_date", "set_num_rooms")
+
+
+def test_booking_programs_keep_to_one_shape_and_do_not_crash() -> None:
+    """On queries the demonstrations did not show (train split, another seed), a program
+    never mixes the calls of two booking types, and nearly all run to the end."""
+    queries = [r["prompt"] for r in booking_gen.generate("train", 80, 11)]
+    predictions = predict_all(BaselineModel(), context(booking_docs), queries)
+    crashes = 0
+    for program in predictions:
+        kind = re.match(r'API\.select_booking_type\("([^"]+)"\)', program)
+        assert kind is not None, program
+        if kind.group(1) == "hotels":
+            assert not any(f"API.{name}(" in program for name in _HOTEL_ONLY), program
+        if kind.group(1) == "trip tickets":
+            assert not any(f"API.{name}(" in program for name in _TICKETS_ONLY), program
+        crashes += run(booking_world, program) is None
+    assert crashes <= 0.05 * len(queries)
+
+
+def _demo_context(demos: list[tuple[str, str]]) -> TaskContext:
+    docs = (Doc("set_num_rooms", "# Rooms.\nAPI.set_num_rooms(n)"),)
+    return TaskContext(
+        functions=docs,
+        examples=tuple(Doc(f"{i}", format_example(q, p)) for i, (q, p) in enumerate(demos)),
+    )
+
+
+def test_equal_values_in_a_demonstration_teach_the_cues_of_the_right_call() -> None:
+    """'Book 2 rooms for 2 adults' with the adults call written first: which 2 is which is
+    decided by the cues the unambiguous demonstrations teach, not by the order of the calls
+    (taking the first 2 for the adults would teach that 'book' and 'rooms' mean adults)."""
+    rooms, adults = "API.set_num_rooms({})", "API.set_num_adults({})"
+    ctx = _demo_context(
+        [
+            ("Book 2 rooms for 2 adults", f"{adults.format(2)}\n{rooms.format(2)}"),
+            ("Book 2 rooms for 2 adults", f"{adults.format(2)}\n{rooms.format(2)}"),
+            ("Need 3 rooms please", rooms.format(3)),
+            ("Travelling with 4 adults", adults.format(4)),
+        ]
+    )
+    (text,) = predict_all(BaselineModel(), ctx, ["Book 5 rooms for 6 adults"])
+    assert text == f"{adults.format(6)}\n{rooms.format(5)}"
+
+
+def test_a_named_choice_between_a_count_and_its_noun() -> None:
+    learner = _learner(booking_docs)
+    query = "Book 2 Queen Bed rooms in Boston from May 3, 2025 to May 6, 2025."
+    entities = learner.entities(query)
+    assert [e.value for e in entities if e.kind == "place"] == ["Boston"]  # not 'Queen Bed'
+    feats = entity_features(query, entities, learner.choice_phrases)[0]
+    assert "R1:room" in feats and "R1:queen" not in feats
+    (text,) = predict_all(BaselineModel(), context(booking_docs), [query])
+    assert "API.set_num_rooms(2)" in text and "API.set_num_adults" not in text
+
+
+def test_a_range_written_with_to_fills_both_ends() -> None:
+    """Our demonstrations write room-rate ranges 'between $150 and $250'; '120 to 200 USD per
+    night' names the high end by its cues only, and the low end is found as its pair."""
+    query = (
+        "Book 1 Double rooms in Santa Fe from April 11, 2023 to April 14, 2023, within the "
+        "price range of 120 to 200 USD per night."
+    )
+    (text,) = predict_all(BaselineModel(), context(booking_docs), [query])
+    assert "API.set_min_room_price(120)" in text and "API.set_max_room_price(200)" in text
+    assert "API.set_num_adults" not in text
+    # Two values side by side with a noun between them are not a range.
+    home = predict_all(BaselineModel(), context(home_docs), ["a 2br 4.5-bath condo in Denver"])
+    assert "API.set_num_beds(2)" in home[0] and "API.set_num_baths(4.5)" in home[0]
+
+
+def test_a_count_followed_by_another_slots_noun_is_left_out() -> None:
+    """'for 3 night(s)' reads like 'for 3 adults', but the children count's numbers were
+    always followed by a word for children, and 'night' is a cue of the room-rate slots."""
+    query = (
+        "Hi! I'm looking to book some bus tickets from Boise to Spokane for 3 adult(s). Can you "
+        "also help me find available options for 1 Double room(s) in Spokane for 3 night(s), "
+        "from 2022/12/02 to 2022/12/05?"
+    )
+    (text,) = predict_all(BaselineModel(), context(booking_docs), [query])
+    assert "API.set_num_adults(3)" in text and "API.set_num_rooms(1)" in text
+    assert "API.set_num_children" not in text
+    # A room type's first word between a count and its noun is passed over too.
+    (text,) = predict_all(BaselineModel(), context(booking_docs), ["a hotel, 3 king rooms"])
+    assert "API.set_num_rooms(3)" in text

@@ -360,18 +360,37 @@ def stream(text: str, entities: list[Entity]) -> list[tuple[str, int]]:
     return [(word, idx) for word, _, idx in items]
 
 
-def entity_features(text: str, entities: list[Entity]) -> list[dict[str, float]]:
+def _after_choice(
+    items: list[tuple[str, int]], start: int, phrases: Collection[tuple[str, ...]]
+) -> int:
+    """Where the words after a number continue once a choice phrase (or its first words)
+    right there is passed: in '2 King Bed room(s)' and '3 king rooms' the count's next word is
+    'room', as in '2 rooms'."""
+    best = start - 1
+    for phrase in phrases:
+        n = 0
+        while n < len(phrase) and start + n < len(items) and items[start + n][0] == phrase[n]:
+            n += 1
+        best = max(best, start + n - 1)
+    return best
+
+
+def entity_features(
+    text: str, entities: list[Entity], choices: Collection[tuple[str, ...]] = ()
+) -> list[dict[str, float]]:
     """Weighted cue features of every entity: the words around it (nearest count most, a
-    neighbouring value only when adjacent), the two words before it as a pair, its rank among
-    values of its kind, and for numbers their size and marks ($, 2.5, 3rd)."""
+    neighbouring value only when adjacent; after a number, a named choice such as a room type
+    is passed over), the two words before it as a pair, its rank among values of its kind,
+    and for numbers their size and marks ($, 2.5, 3rd)."""
     items = stream(text, entities)
     where = {idx: pos for pos, (_, idx) in enumerate(items) if idx >= 0}
     out = []
     for i, e in enumerate(entities):
         pos = where[i]
+        right = _after_choice(items, pos + 1, choices) if e.kind == "number" else pos
         feats: dict[str, float] = {}
         for d in range(1, 5):
-            for side, j in (("L", pos - d), ("R", pos + d)):
+            for side, j in (("L", pos - d), ("R", right + d)):
                 if not 0 <= j < len(items) or (side == "R" and d > 3):
                     continue
                 word = items[j][0]

@@ -8,6 +8,7 @@ here executes a program; it only parses text.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote_plus
@@ -143,3 +144,63 @@ def entity_raw(lit: Lit, e: Entity, order: tuple[int, ...]) -> list[str]:
     if lit.kind == "param":
         return [value.replace(" ", "+")]
     return [f"{lit.quote}{value}{lit.quote}"]
+
+
+@dataclass(frozen=True)
+class Mode:
+    """A choice that decides a program's shape, learned from the demonstrations.
+
+    In booking, the value given to the first call ('hotels', 'trip tickets', 'both') decides
+    which other calls may and must appear; a program mixing the shapes of two values is what
+    crashes. Knowing the shape per value lets the predictor write one consistent program per
+    value and keep the one that explains the query best.
+    """
+
+    key: str
+    demos: dict[str, tuple[int, ...]]  # value -> demonstrations that chose it
+    compatible: dict[str, frozenset[str]]  # value -> block keys seen with it
+    required: dict[str, frozenset[str]]  # value -> block keys in every one of its demos
+
+
+def find_mode(
+    demo_keys: list[list[str]], templates: dict[str, Template], slots: set[str]
+) -> Mode | None:
+    """The choices-only block in (nearly) every demonstration whose values best separate
+    block sets, or None when no choice separates them (then there is nothing to enforce).
+
+    A value separates when a block seen at least twice with another value never appears with
+    it; each value needs two demonstrations, so one odd example does not forbid anything.
+    """
+    best: tuple[int, str] | None = None
+    modes: dict[str, Mode] = {}
+    for key in sorted(templates):
+        tpl = templates[key]
+        having = [d for d, keys in enumerate(demo_keys) if key in keys]
+        if key in slots or len(tpl.lits) != 1 or tpl.lits[0].kind != "str":
+            continue
+        if len(having) < 0.9 * len(demo_keys):
+            continue
+        by_value: dict[str, list[int]] = {}
+        for demo, value in tpl.values.get(0, []):
+            by_value.setdefault(str(value), []).append(demo)
+        if len(by_value) < 2 or any(len(ds) < 2 for ds in by_value.values()):
+            continue
+        seen = {v: Counter(k for d in ds for k in set(demo_keys[d])) for v, ds in by_value.items()}
+        separating = sum(
+            1
+            for v in seen
+            for k in set().union(*seen.values())
+            if seen[v][k] == 0 and any(seen[w][k] >= 2 for w in seen if w != v)
+        )
+        if separating >= 2 and (best is None or separating > best[0]):
+            best = (separating, key)
+        modes[key] = Mode(
+            key,
+            {v: tuple(ds) for v, ds in by_value.items()},
+            {v: frozenset(c) for v, c in seen.items()},
+            {
+                v: frozenset(k for k, n in c.items() if n == len(by_value[v]))
+                for v, c in seen.items()
+            },
+        )
+    return modes[best[1]] if best else None
