@@ -68,6 +68,13 @@ def add_aware_parser(sub: argparse._SubParsersAction[Any], parser_class: type) -
     )
     build.add_argument("--min-similarity", type=float)
     build.add_argument("--max-similarity", type=float)
+    build.add_argument(
+        "--similarity-ceiling",
+        type=_ceiling,
+        default=0.90,
+        help="api_replacement pre-verification: turn down candidates at least this similar "
+        "(default 0.90; 'none' turns the check off)",
+    )
 
     verify = aware_sub.add_parser("verify", help="review incomplete instances in the terminal")
     verify.add_argument("dataset", type=Path)
@@ -163,6 +170,28 @@ def _model(args: argparse.Namespace, cache_dir: Path) -> Any:
     from toolbench.models.spec import make_model
 
     return make_model(args.model, model_options(args, cache_dir))
+
+
+def _ceiling(text: str) -> float | None:
+    if text.strip().lower() == "none":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a number or none") from None
+    if not -1.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text}: a cosine similarity is between -1 and 1")
+    return value
+
+
+def _check_summary(checks: Any) -> list[str]:
+    """One line per pre-verification check that turned a candidate down (see
+    ``replacement_checks``): how many candidates, and how many twins took a lower-ranked one."""
+    return [
+        f"pre-verification {name}: turned down {checks.candidates[name]} candidates; "
+        f"{checks.twins[name]} twins took the next-ranked candidate that passed"
+        for name in sorted(checks.candidates, key=lambda n: -checks.candidates[n])
+    ]
 
 
 def _check_flags(args: argparse.Namespace) -> None:
@@ -268,6 +297,7 @@ def _build(args: argparse.Namespace, console: Console, default_cache: Path) -> i
         choose_from=args.choose_from,
         min_similarity=args.min_similarity,
         max_similarity=args.max_similarity,
+        similarity_ceiling=args.similarity_ceiling,
         concurrency=args.concurrency,
     )
     columns = (
@@ -299,7 +329,7 @@ def _build(args: argparse.Namespace, console: Console, default_cache: Path) -> i
         f"wrote {written} instances to {args.out}: {labels['complete']} complete, "
         f"{labels['incomplete']} incomplete ({rejected} rejected automatically)"
     )
-    for line in skips:
+    for line in [*skips, *_check_summary(outcome.checks)]:
         console.print(line)
     if outcome.failed:
         console.print(

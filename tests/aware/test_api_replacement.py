@@ -18,9 +18,11 @@ from toolbench.aware.encoder import ApiEncoder
 from toolbench.aware.manipulate.api_replacement import (
     ReplacementOptions,
     build_pool,
+    replace_relevant_apis,
+)
+from toolbench.aware.manipulate.replacement_select import (
     micro_bounds,
     ranking_keys,
-    replace_relevant_apis,
     select,
     to_micro,
     top_candidates,

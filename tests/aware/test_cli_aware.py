@@ -206,3 +206,19 @@ def test_encoding_progress_is_a_bar_on_a_terminal_and_lines_in_a_log() -> None:
         on_terminal = EncodingProgress(tty, bar)
         on_terminal(5, 10)
         assert bar.tasks[0].completed == 5 and bar.tasks[0].total == 10
+
+
+def test_build_summary_counts_pre_verification_per_check(cli: Cli, tmp_path: Path) -> None:
+    """The StableToolBench fixture offers forecast APIs of one tool side by side: the most
+    similar candidate is often a sibling from the same tool, which the check turns down."""
+    source = f"toolbench:{FIXTURES / 'stabletoolbench'}"
+    out = tmp_path / "rep.jsonl"
+    args = ("aware", "build", "--source", source, "--manipulation", "api_replacement")
+    code, stdout, _ = cli(*args, "--out", str(out))
+    assert code == 0, stdout
+    assert "pre-verification same_tool: turned down" in stdout
+    twins = [i for i in read_instances(out) if i.manipulation == "api_replacement"]
+    recorded = [n for t in twins for n in t.provenance.notes["pre_verification"]]
+    assert recorded and all(n["why"].startswith("same_tool:") for n in recorded)
+    code, stdout, _ = cli(*args, "--out", str(tmp_path / "off.jsonl"), "--similarity-ceiling", "x")
+    assert code == 2

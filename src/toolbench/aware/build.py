@@ -15,6 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolbench.aware.manipulate.replacement_checks import (
+    DEFAULT_CEILING,
+    CheckOptions,
+    CheckTally,
+)
 from toolbench.aware.schema import MANIPULATIONS, Instance
 from toolbench.errors import UserError, did_you_mean
 
@@ -35,6 +40,7 @@ class BuildSettings:
     choose_from: int = 1
     min_similarity: float | None = None
     max_similarity: float | None = None
+    similarity_ceiling: float | None = DEFAULT_CEILING
     concurrency: int = 4
     #: ``(n, total)``: n more of ``total`` texts embedded (API replacement's long first phase).
     encoding_progress: Callable[[int, int], None] | None = None
@@ -47,6 +53,8 @@ class BuildOutcome:
     skipped: list[tuple[str, str, str]] = field(default_factory=list)
     #: (instance id, message) for model calls that failed after retries.
     failed: list[tuple[str, str]] = field(default_factory=list)
+    #: API replacement's pre-verification: candidates (and twins) each check turned down.
+    checks: CheckTally = field(default_factory=CheckTally)
 
 
 def parse_source(spec: str) -> tuple[str, str]:
@@ -99,7 +107,7 @@ def _extra_pool(paths: Sequence[Path]) -> list[Any]:
 
 def _replace(
     complete: list[Instance], settings: BuildSettings, progress: Progress | None
-) -> tuple[list[Instance], list[tuple[str, str]]]:
+) -> tuple[list[Instance], list[tuple[str, str]], CheckTally]:
     from toolbench.aware.encoder import ApiEncoder
     from toolbench.aware.manipulate.api_replacement import (
         ReplacementOptions,
@@ -113,6 +121,7 @@ def _replace(
         choose_from=settings.choose_from,
         min_similarity=settings.min_similarity,
         max_similarity=settings.max_similarity,
+        checks=CheckOptions(ceiling=settings.similarity_ceiling),
     )
     pool = build_pool(complete, _extra_pool(settings.pool_paths))
     encoder = ApiEncoder(
@@ -122,7 +131,7 @@ def _replace(
         result = replace_relevant_apis(
             complete, pool, encoder, options, progress=progress, encoding=settings.encoding_progress
         )
-    return list(result.instances), list(result.skipped)
+    return list(result.instances), list(result.skipped), result.checks
 
 
 def _remove_utterances(
@@ -159,7 +168,8 @@ def manipulate(
 ) -> list[Instance]:
     """Twins of ``complete`` made by one manipulation; skips and failures go to ``outcome``."""
     if manipulation == "api_replacement":
-        twins, skipped = _replace(complete, settings, progress)
+        twins, skipped, checks = _replace(complete, settings, progress)
+        outcome.checks.merge(checks)
     elif manipulation == "utterance_removal":
         twins, skipped, failed = _remove_utterances(complete, settings, progress)
         outcome.failed.extend(failed)

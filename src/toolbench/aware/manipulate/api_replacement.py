@@ -21,28 +21,40 @@ encoder; relevant APIs are scored in blocks with one matrix product per block.
 from __future__ import annotations
 
 import json
-import math
 import random
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
 from typing import Final, Protocol
 
 import numpy as np
 
+from toolbench.aware.manipulate.replacement_checks import (
+    CheckOptions,
+    CheckTally,
+    check_name,
+    rejection,
+)
+from toolbench.aware.manipulate.replacement_select import (
+    SCALE,
+    depth_for,
+    micro_bounds,
+    pick,
+    ranking_keys,
+    to_micro,
+    top_candidates,
+)
 from toolbench.aware.manipulate.twin import incomplete_twin
 from toolbench.aware.schema import ApiSpec, Instance, Replacement, Verification
 from toolbench.errors import UserError
 
 MANIPULATION: Final = "api_replacement"
-#: Similarities are kept (and recorded) in millionths: 6 decimals.
-SCALE = 1_000_000
-#: Key of an ineligible candidate: below every real key (|key| <= 1e6 * pool size), and
-#: still negatable without overflow.
-NEVER = -(2**62)
 #: Relevant APIs scored per matrix product: bounds the (block x pool) work arrays to ~50 MB
 #: for a 16k pool while keeping each product large enough to run at full speed.
 BLOCK = 256
+#: Extra candidates ranked per relevant API, so ones the pre-verification checks reject can be
+#: passed over for the next-ranked (a copy-heavy tool can fill the top ranks with siblings).
+CHECK_DEPTH = 32
 
 
 class Embedder(Protocol):
@@ -63,6 +75,7 @@ class ReplacementOptions:
     choose_from: int = 1
     min_similarity: float | None = None
     max_similarity: float | None = None
+    checks: CheckOptions = field(default_factory=CheckOptions)
 
     def __post_init__(self) -> None:
         if self.rank < 1:
@@ -79,6 +92,7 @@ class ReplacementOptions:
             "choose_from": self.choose_from,
             "min_similarity": self.min_similarity,
             "max_similarity": self.max_similarity,
+            **self.checks.as_notes(),
         }
 
 
@@ -88,6 +102,8 @@ class ReplacementResult:
     instances: list[Instance]
     #: (instance id, why) for every input instance that got no twin.
     skipped: list[tuple[str, str]]
+    #: What the pre-verification checks turned down (``replacement_checks``).
+    checks: CheckTally = field(default_factory=CheckTally)
 
 
 # ---- the pool ----
@@ -111,99 +127,6 @@ def build_pool(instances: Iterable[Instance], extra: Sequence[ApiSpec] = ()) -> 
         if key not in best or text < best[key][0]:
             best[key] = (text, api)
     return [best[key][1] for key in sorted(best)]
-
-
-# ---- pure selection ----
-
-
-def to_micro(similarity: np.ndarray) -> np.ndarray:
-    """Similarities as int64 millionths (the 6-decimal values that get recorded)."""
-    return np.rint(np.asarray(similarity, dtype=np.float64) * SCALE).astype(np.int64)
-
-
-def ranking_keys(micro: np.ndarray, eligible: np.ndarray) -> np.ndarray:
-    """One int64 key per cell that orders candidates totally: higher similarity first, then the
-    lower pool index; ``NEVER`` for ineligible cells. No two eligible keys in a row are equal,
-    so partitioning needs no tie handling and is deterministic."""
-    pool_size = micro.shape[-1]
-    reverse_index = np.arange(pool_size - 1, -1, -1, dtype=np.int64)
-    keys = micro.astype(np.int64) * pool_size + reverse_index
-    return np.where(eligible, keys, NEVER)
-
-
-def top_candidates(keys: np.ndarray, depth: int) -> np.ndarray:
-    """(rows, depth) pool indices best-first per row; -1 past a row's eligible candidates."""
-    rows, pool_size = keys.shape
-    depth = min(depth, pool_size)
-    if depth <= 0 or rows == 0:
-        return np.full((rows, max(depth, 0)), -1, dtype=np.int64)
-    if depth < pool_size:
-        part = np.argpartition(-keys, depth - 1, axis=1)[:, :depth]
-    else:
-        part = np.broadcast_to(np.arange(pool_size), (rows, pool_size))
-    part_keys = np.take_along_axis(keys, part, axis=1)
-    order = np.argsort(-part_keys, axis=1, kind="stable")
-    best = np.take_along_axis(part, order, axis=1).astype(np.int64)
-    best[np.take_along_axis(part_keys, order, axis=1) == NEVER] = -1
-    return best
-
-
-def pick(
-    candidates: np.ndarray, *, rank: int, choose_from: int, rng: random.Random
-) -> list[tuple[int, int] | None]:
-    """For each row (relevant API of one instance, in order): (pool index, rank) or None.
-
-    Rows take turns, so a candidate chosen for one row is not eligible for the later ones and
-    ranks count only what is still available. ``candidates`` must be ``top_candidates`` deep
-    enough: rank + choose_from - 1 + (rows - 1).
-    """
-    taken: set[int] = set()
-    chosen: list[tuple[int, int] | None] = []
-    for row in candidates:
-        available = [int(c) for c in row if c >= 0 and int(c) not in taken]
-        window = available[rank - 1 : rank - 1 + choose_from]
-        if not window:
-            chosen.append(None)
-            continue
-        offset = rng.randrange(len(window)) if len(window) > 1 else 0
-        taken.add(window[offset])
-        chosen.append((window[offset], rank + offset))
-    return chosen
-
-
-def depth_for(rows: int, rank: int, choose_from: int) -> int:
-    """How many best candidates ``pick`` may need for ``rows`` relevant APIs of one instance."""
-    return rank + choose_from - 1 + max(rows - 1, 0)
-
-
-def select(
-    similarity: np.ndarray,
-    eligible: np.ndarray,
-    *,
-    rank: int,
-    choose_from: int,
-    rng: random.Random,
-) -> list[tuple[int, int] | None]:
-    """The whole choice for one instance: (relevant APIs x pool) similarities and eligibility
-    -> per relevant API (pool index, rank) or None. ``replace_relevant_apis`` runs the same
-    steps on blocks of many instances."""
-    keys = ranking_keys(to_micro(similarity), eligible)
-    depth = depth_for(len(keys), rank, choose_from)
-    return pick(top_candidates(keys, depth), rank=rank, choose_from=choose_from, rng=rng)
-
-
-def micro_bounds(low: float | None, high: float | None) -> tuple[int | None, int | None]:
-    """The window in millionths, exact for the recorded values: m is inside iff m / 1e6 is."""
-    low_micro = high_micro = None
-    if low is not None:
-        low_micro = math.floor(low * SCALE) - 2
-        while low_micro / SCALE < low:
-            low_micro += 1
-    if high is not None:
-        high_micro = math.ceil(high * SCALE) + 2
-        while high_micro / SCALE > high:
-            high_micro -= 1
-    return low_micro, high_micro
 
 
 # ---- instances ----
@@ -295,8 +218,10 @@ def _twin(
     pool: Sequence[ApiSpec],
     generator: str,
     options: ReplacementOptions,
+    turned_down: list[dict[str, str]] | None = None,
 ) -> Instance:
-    """The twin: each relevant API swapped in place; ``micro`` holds the job's rows."""
+    """The twin: each relevant API swapped in place; ``micro`` holds the job's rows.
+    ``turned_down``: better-ranked candidates the pre-verification checks rejected, and why."""
     swap: dict[str, ApiSpec] = {}
     replacements: list[Replacement] = []
     for row, (api, (column, rank)) in enumerate(zip(job.relevant, picks, strict=True)):
@@ -320,7 +245,11 @@ def _twin(
         missing=missing_sentence(replacements),
         generator=generator,
         seed=options.seed,
-        notes={**options.as_notes(), "pool_size": len(pool)},
+        notes={
+            **options.as_notes(),
+            "pool_size": len(pool),
+            "pre_verification": turned_down or [],
+        },
     )
 
 
@@ -392,6 +321,7 @@ def replace_relevant_apis(
     return ReplacementResult(
         instances=[twins[i.id] for i in instances if i.id in twins],
         skipped=[(i.id, skipped[i.id]) for i in instances if i.id in skipped],
+        checks=scorer.tally if jobs and pool else CheckTally(),
     )
 
 
@@ -422,6 +352,7 @@ class _Scorer:
             self.columns_of.setdefault(api.name, []).append(column)
         self.generator = f"{MANIPULATION} encoder={encoder.identity}"
         self.bounds = micro_bounds(options.min_similarity, options.max_similarity)
+        self.tally = CheckTally()
 
     def block(self, block: list[_Job]) -> dict[str, Instance | str]:
         """Twins (or skip reasons) for a block of instances: one matrix product, one partition."""
@@ -436,7 +367,7 @@ class _Scorer:
         if high is not None:
             eligible &= micro <= high
         widest = max(len(job.relevant) for job in block)
-        depth = depth_for(widest, self.options.rank, self.options.choose_from)
+        depth = depth_for(widest, self.options.rank, self.options.choose_from) + CHECK_DEPTH
         candidates = top_candidates(ranking_keys(micro, eligible), depth)
         out: dict[str, Instance | str] = {}
         for job in block:
@@ -456,11 +387,39 @@ class _Scorer:
     ) -> Instance | str:
         options = self.options
         rng = random.Random(f"{MANIPULATION}|{options.seed}|{job.instance.id}")
-        picks = pick(candidates, rank=options.rank, choose_from=options.choose_from, rng=rng)
+
+        def reject(row: int, column: int) -> str | None:
+            similarity = int(micro[row, column]) / SCALE
+            return rejection(job.relevant[row], self.pool[column], similarity, options.checks)
+
+        rejected: list[tuple[int, int, str]] = []
+        picks = pick(
+            candidates,
+            rank=options.rank,
+            choose_from=options.choose_from,
+            rng=rng,
+            reject=reject,
+            rejected=rejected,
+        )
+        self._count(rejected)
         chosen = [p for p in picks if p is not None]
         if len(chosen) < len(picks):
             gap = picks.index(None)
-            return _no_candidate_reason(
+            reason = _no_candidate_reason(
                 job.relevant[gap], micro[gap], offered[gap], eligible[gap], options
             )
-        return _twin(job, chosen, micro, self.pool, self.generator, options)
+            turned_down = sum(1 for row, _, _ in rejected if row == gap)
+            if turned_down:
+                reason += f"; {turned_down} candidates failed the pre-verification checks"
+            return reason
+        notes = [
+            {"original": job.relevant[row].name, "candidate": self.pool[column].name, "why": why}
+            for row, column, why in rejected
+        ]
+        return _twin(job, chosen, micro, self.pool, self.generator, options, notes)
+
+    def _count(self, rejected: list[tuple[int, int, str]]) -> None:
+        for _, _, why in rejected:
+            self.tally.candidates[check_name(why)] += 1
+        for name in {check_name(why) for _, _, why in rejected}:
+            self.tally.twins[name] += 1
