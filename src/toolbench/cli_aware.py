@@ -50,6 +50,11 @@ def add_aware_parser(sub: argparse._SubParsersAction[Any], parser_class: type) -
     build.add_argument("--out", type=Path, required=True, help="dataset file to write (JSONL)")
     build.add_argument("--seed", type=int, default=0)
     build.add_argument("--model", help="rewriting model for utterance_removal (any model spec)")
+    build.add_argument(
+        "--verify-model",
+        help="api_replacement: a judge model asked whether an offered API still serves the "
+        "request; twins it judges servable are rebuilt from the next-ranked candidate",
+    )
     _model_flags(build)
     build.add_argument("--concurrency", type=int, default=4)
     build.add_argument(
@@ -170,6 +175,17 @@ def _model(args: argparse.Namespace, cache_dir: Path) -> Any:
     from toolbench.models.spec import make_model
 
     return make_model(args.model, model_options(args, cache_dir))
+
+
+def _verify_model(args: argparse.Namespace, cache_dir: Path, manipulations: Any) -> Any:
+    if not args.verify_model:
+        return None
+    if "api_replacement" not in manipulations:
+        raise UserError("--verify-model judges api_replacement twins; add that --manipulation")
+    from toolbench.cli_run import model_options
+    from toolbench.models.spec import make_model
+
+    return make_model(args.verify_model, model_options(args, cache_dir))
 
 
 def _ceiling(text: str) -> float | None:
@@ -298,6 +314,7 @@ def _build(args: argparse.Namespace, console: Console, default_cache: Path) -> i
         min_similarity=args.min_similarity,
         max_similarity=args.max_similarity,
         similarity_ceiling=args.similarity_ceiling,
+        verify_model=_verify_model(args, cache_dir, manipulations),
         concurrency=args.concurrency,
     )
     columns = (

@@ -222,3 +222,43 @@ def test_build_summary_counts_pre_verification_per_check(cli: Cli, tmp_path: Pat
     assert recorded and all(n["why"].startswith("same_tool:") for n in recorded)
     code, stdout, _ = cli(*args, "--out", str(tmp_path / "off.jsonl"), "--similarity-ceiling", "x")
     assert code == 2
+
+
+def test_a_judged_servable_twin_is_rebuilt_from_the_next_candidate(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """--verify-model: the judge says the first twin of each instance can still be served, and
+    not the second; every twin is rebuilt once, the turned-down API recorded and excluded."""
+    seen: set[str] = set()
+
+    def judge(body: dict[str, Any]) -> str:
+        question = body["messages"][-1]["content"].split("APIs:")[0]
+        if question in seen:
+            return "VERDICT: no\nNone of the offered APIs does this."
+        seen.add(question)
+        return "VERDICT: yes\nAnother offered API does the same job."
+
+    source = f"toolbench:{FIXTURES / 'stabletoolbench'}"
+    out = tmp_path / "judged.jsonl"
+    with FakeOpenAIServer(answer=judge) as server:
+        code, stdout, _ = cli(
+            "aware", "build", "--source", source, "--manipulation", "api_replacement",
+            "--verify-model", "openai:judge", "--base-url", server.base_url, "--no-cache",
+            "--out", str(out),
+        )  # fmt: skip
+    assert code == 0, stdout
+    assert "pre-verification judge: turned down" in stdout
+    twins = [i for i in read_instances(out) if i.manipulation == "api_replacement"]
+    assert twins
+    for twin in twins:
+        assert twin.provenance.notes["judge"]["verdict"] == "does not serve"
+        judged = [
+            n for n in twin.provenance.notes["pre_verification"] if n["why"].startswith("judge")
+        ]
+        assert judged and all(n["candidate"] not in {a.name for a in twin.apis} for n in judged)
+        assert twin.verification.status == "pending"
+    code, _, stderr = cli(
+        "aware", "build", "--source", source, "--manipulation", "tool_removal",
+        "--verify-model", "openai:judge", "--out", str(tmp_path / "x.jsonl"),
+    )  # fmt: skip
+    assert code == 2 and "--verify-model" in stderr

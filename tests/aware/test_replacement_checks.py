@@ -135,3 +135,22 @@ def test_a_rejected_first_choice_gives_way_to_the_next_ranked_with_the_reason_re
     assert turned_down["why"].startswith("tool_family:")
     assert result.checks.candidates == {"tool_family": 1}
     assert result.checks.twins == {"tool_family": 1}
+
+
+@pytest.mark.parametrize(
+    ("reply", "serves"),
+    [
+        ("VERDICT: yes\nuuid_tool generates GUIDs.", True),
+        ("**Verdict:** No. None of them converts currency.", False),
+        ("Let me think.\nverdict = no\nreasons", False),
+        ("I am not sure what you mean.", None),
+        ("(\n" * 50_000, None),
+        ("x" * 100_000 + "\nVERDICT: yes", None),  # past the part that is read
+    ],
+)
+def test_verdicts_are_read_from_a_bounded_head(reply: str, serves: bool | None) -> None:
+    from toolbench.aware.manipulate.replacement_judge import REASONING_CHARS, parse_verdict
+
+    verdict = parse_verdict(reply)
+    assert verdict.serves is serves
+    assert len(verdict.reasoning) <= REASONING_CHARS

@@ -41,6 +41,7 @@ class BuildSettings:
     min_similarity: float | None = None
     max_similarity: float | None = None
     similarity_ceiling: float | None = DEFAULT_CEILING
+    verify_model: Any = None  # a toolbench Model that judges replacement twins (optional)
     concurrency: int = 4
     #: ``(n, total)``: n more of ``total`` texts embedded (API replacement's long first phase).
     encoding_progress: Callable[[int, int], None] | None = None
@@ -107,7 +108,7 @@ def _extra_pool(paths: Sequence[Path]) -> list[Any]:
 
 def _replace(
     complete: list[Instance], settings: BuildSettings, progress: Progress | None
-) -> tuple[list[Instance], list[tuple[str, str]], CheckTally]:
+) -> tuple[list[Instance], list[tuple[str, str]], CheckTally, list[tuple[str, str]]]:
     from toolbench.aware.encoder import ApiEncoder
     from toolbench.aware.manipulate.api_replacement import (
         ReplacementOptions,
@@ -131,7 +132,76 @@ def _replace(
         result = replace_relevant_apis(
             complete, pool, encoder, options, progress=progress, encoding=settings.encoding_progress
         )
-    return list(result.instances), list(result.skipped), result.checks
+        if settings.verify_model is None:
+            return list(result.instances), list(result.skipped), result.checks, []
+        return _judged_replacements(complete, result, pool, encoder, options, settings)
+
+
+def _judged_replacements(
+    complete: list[Instance],
+    first: Any,
+    pool: list[Any],
+    encoder: Any,
+    options: Any,
+    settings: BuildSettings,
+) -> tuple[list[Instance], list[tuple[str, str]], CheckTally, list[tuple[str, str]]]:
+    """Ask the verify model about every twin; a twin it judges still servable is rebuilt from
+    the next-ranked candidate that passes (``replacement_judge``), at most ``ROUNDS`` times.
+    One event loop for every round: the model's HTTP client belongs to the loop it was made in.
+    """
+    from toolbench.aware.manipulate.api_replacement import replace_relevant_apis
+    from toolbench.aware.manipulate.replacement_judge import ROUNDS, judge_all
+
+    model = settings.verify_model
+    by_id = {i.id: i for i in complete}
+    kept: dict[str, Instance] = {}
+    failed: list[tuple[str, str]] = []
+    exclude: dict[str, set[str]] = {}
+    skipped, tally = list(first.skipped), first.checks
+
+    async def rounds() -> None:
+        nonlocal skipped
+        result = first
+        try:
+            for round_number in range(1, ROUNDS + 1):
+                verdicts = await judge_all(result.instances, model, settings.concurrency)
+                retry = []
+                for twin in result.instances:
+                    verdict, original = verdicts[twin.id], twin.twin_id or ""
+                    if isinstance(verdict, str):
+                        failed.append((twin.id, verdict))
+                    elif verdict.serves and round_number < ROUNDS:
+                        used = {r.replacement for r in twin.provenance.replacements}
+                        exclude.setdefault(original, set()).update(used)
+                        retry.append(by_id[original])
+                    else:
+                        kept[original] = _with_verdict(twin, verdict, model.name)
+                if not retry:
+                    return
+                result = replace_relevant_apis(retry, pool, encoder, options, exclude=exclude)
+                skipped += result.skipped
+                tally.merge(result.checks)
+        finally:
+            await model.aclose()
+
+    asyncio.run(rounds())
+    twins = [kept[i.id] for i in complete if i.id in kept]
+    return twins, skipped, tally, failed
+
+
+def _with_verdict(twin: Instance, verdict: Any, model_name: str) -> Instance:
+    """The twin with the judge's verdict in provenance; auto-rejected if it still serves."""
+    from toolbench.aware.schema import Verification
+
+    notes = {**twin.provenance.notes, "judge": verdict.as_note(model_name)}
+    update: dict[str, Any] = {"provenance": twin.provenance.model_copy(update={"notes": notes})}
+    if verdict.serves:
+        update["verification"] = Verification(
+            status="rejected",
+            reasons=[f"alternative_api: judged by {model_name}: {verdict.reasoning[:200]}"],
+            by="auto",
+        )
+    return twin.model_copy(update=update)
 
 
 def _remove_utterances(
@@ -168,8 +238,9 @@ def manipulate(
 ) -> list[Instance]:
     """Twins of ``complete`` made by one manipulation; skips and failures go to ``outcome``."""
     if manipulation == "api_replacement":
-        twins, skipped, checks = _replace(complete, settings, progress)
+        twins, skipped, checks, failed = _replace(complete, settings, progress)
         outcome.checks.merge(checks)
+        outcome.failed.extend(failed)
     elif manipulation == "utterance_removal":
         twins, skipped, failed = _remove_utterances(complete, settings, progress)
         outcome.failed.extend(failed)

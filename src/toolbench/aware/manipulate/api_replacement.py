@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Final, Protocol
@@ -292,12 +292,15 @@ def replace_relevant_apis(
     options: ReplacementOptions,
     progress: Callable[[int], None] | None = None,
     encoding: Callable[[int, int], None] | None = None,
+    exclude: Mapping[str, set[str]] | None = None,
 ) -> ReplacementResult:
     """The incomplete twin of every complete instance with relevant APIs (see the module).
 
     ``progress(n)`` reports n more input instances done (twin made or skipped), block by
     block, so the calls add up to ``len(instances)``. ``encoding(n, total)`` reports n more
     of ``total`` texts embedded: on a cold cache that is most of the time, before any twin.
+    ``exclude``: instance id -> pool API names not to use for it (a judge model turned them
+    down, see ``replacement_judge``).
     """
     instances = list(instances)
     jobs, skipped = _jobs(instances)
@@ -309,7 +312,7 @@ def replace_relevant_apis(
         if progress is not None:
             progress(len(jobs))
     elif jobs:
-        scorer = _Scorer(jobs, list(pool), encoder, options, encoding)
+        scorer = _Scorer(jobs, list(pool), encoder, options, encoding, exclude or {})
         for block in _blocks(jobs):
             for instance_id, outcome in scorer.block(block).items():
                 if isinstance(outcome, str):
@@ -335,8 +338,10 @@ class _Scorer:
         encoder: Embedder,
         options: ReplacementOptions,
         encoding: Callable[[int, int], None] | None = None,
+        exclude: Mapping[str, set[str]] | None = None,
     ) -> None:
         self.pool = pool
+        self.exclude = exclude or {}
         self.options = options
         pool_texts = [api.embedding_text() for api in pool]
         query_texts = [api.embedding_text() for job in jobs for api in job.relevant]
@@ -388,7 +393,11 @@ class _Scorer:
         options = self.options
         rng = random.Random(f"{MANIPULATION}|{options.seed}|{job.instance.id}")
 
+        judged = self.exclude.get(job.instance.id, set())
+
         def reject(row: int, column: int) -> str | None:
+            if self.pool[column].name in judged:
+                return "judge: the verify model judged it can serve the request"
             similarity = int(micro[row, column]) / SCALE
             return rejection(job.relevant[row], self.pool[column], similarity, options.checks)
 
