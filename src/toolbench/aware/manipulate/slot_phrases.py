@@ -13,6 +13,7 @@ the same query always gives the same twin.
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 #: Words that introduce a slot ("in New Orleans", "returning 2024/03/05", "with id 248658").
 #: Longer alternatives first so "the city of" wins over "of".
@@ -35,6 +36,10 @@ _PHRASE_END = re.compile(
 )
 _AREA = re.compile(r"^\s+area\b", re.IGNORECASE)
 _POSSESSIVE = re.compile(r"^['’]s\b")
+_OPEN_ENDED = re.compile(
+    r"^\s+or (?:earlier|later|before|after|more|less|above|below|fewer|newer|older)\b",
+    re.IGNORECASE,
+)
 
 ARTICLES = r"the|a|an"
 PREPOSITIONS = (
@@ -43,14 +48,21 @@ PREPOSITIONS = (
 )
 _DANGLING_WORDS = (
     rf"{ARTICLES}|{PREPOSITIONS}|and|or|be|is|are|id|#|=|lat|lon|latitude|longitude|longitute|"
-    r"out|back|where"
+    r"out|back|where|least|over|say|write|put|as"
 )
 _AUX = r"is|are|was|were|be|do|does|did|should|must|can|could|will|would|has|have|gets|come|comes"
 #: Each check names a fragment that no user writes.
 _CHECKS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("starts with punctuation", re.compile(r"^\s*[^\w\s\"'$(]")),
     ("doubled space", re.compile(r"\S  +\S")),
-    ("doubled comma", re.compile(r"[,;:]\s*[,;:]")),
+    ("doubled comma", re.compile(r"[,;:—–/]\s*[,;:/]")),
+    ("empty quotes or brackets", re.compile(r"(['\"])\s*\1|\s\)|\(\s")),
+    ("ends with a separator", re.compile(r"[/—–]\s*$")),
+    (
+        "a verb with no object",
+        re.compile(r"\b(?:put|write|enter|type)\s+(?:in|into|at|on)\b", re.IGNORECASE),
+    ),
+    ("a stray letter", re.compile(r"(?:^|\s)s\b")),
     ("doubled article", re.compile(rf"\b(?:{ARTICLES})\s+(?:{ARTICLES})\b", re.IGNORECASE)),
     (
         "article or preposition before punctuation or at the end",
@@ -61,7 +73,7 @@ _CHECKS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(rf"\b(?:{ARTICLES}|{PREPOSITIONS})\s+(?:{_AUX})\b", re.IGNORECASE),
     ),
     ("a possessive with no owner", re.compile(r"(?:^|\s)['’]s\b")),
-    ("empty coordinates", re.compile(r"\(\s*[,;]?\s*\)|=\s*(?:[,.?!]|$)")),
+    ("empty coordinates", re.compile(r"\(\s*[,;]?\s*\)|=(?!\s*[\w(\"'+-])")),
 )
 #: "there" as a place, not "is there" / "there are".
 _THERE = r"(?<!\bis\s)(?<!\bare\s)(?<!\bwas\s)\bthere\b(?!\s+(?:is|are|was|were|be|any)\b)"
@@ -80,6 +92,10 @@ def phrase_span(text: str, start: int, end: int) -> tuple[int, int, str]:
     "the row", which still reads as a request and no longer says whose)."""
     if _POSSESSIVE.match(text[end:]) is not None:
         return start, end + 2, "the"
+    if start > 0 and end < len(text) and text[start - 1] == text[end] and text[end] in "'\"":
+        start, end = start - 1, end + 1  # "the header 'Status'": the quotes go too
+    if (open_ended := _OPEN_ENDED.match(text[end:])) is not None:
+        end += open_ended.end()  # "hired in 2015 or earlier": "or earlier" has no anchor left
     area = _AREA.match(text[end:])
     ended = _PHRASE_END.match(text[end:]) is not None
     if area is not None and _DETERMINER_LEFT.search(text[:start]) is not None:
@@ -103,6 +119,19 @@ def drop_back_references(text: str) -> tuple[str, list[str]]:
 def problems(text: str) -> list[str]:
     """The fragments in ``text`` a user would not write (empty when it reads cleanly)."""
     return [name for name, pattern in _CHECKS if pattern.search(text)]
+
+
+def new_problems(original: str, twin: str) -> list[str]:
+    """The fragments the cut added: a check fires more often in the twin than in the
+    original ("2016 or before." ends in a preposition on purpose; the twin may keep that, but
+    not turn it into "is or before.")."""
+    found = []
+    for name, pattern in _CHECKS:
+        before = Counter(m.group(0).strip().lower() for m in pattern.finditer(original))
+        after = Counter(m.group(0).strip().lower() for m in pattern.finditer(twin))
+        if after - before:
+            found.append(name)
+    return found
 
 
 def starts_like(original: str, text: str) -> str:

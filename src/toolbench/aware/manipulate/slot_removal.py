@@ -26,7 +26,7 @@ from toolbench.aware.manipulate.slot_phrases import (
     PLACE_SLOTS,
     drop_back_references,
     phrase_span,
-    problems,
+    new_problems,
     starts_like,
 )
 from toolbench.aware.manipulate.twin import incomplete_twin
@@ -95,7 +95,10 @@ def remove_phrase(text: str, phrase: str) -> tuple[str, list[str]]:
     introduce it (see ``phrase_span``); returns the new text and the removed spans, verbatim
     from ``text``."""
     removed: list[str] = []
-    pattern = re.compile(re.escape(phrase), re.IGNORECASE)
+    # Whole words only: the quantity "2" must not be cut out of "2024-04-27".
+    left = r"(?<!\w)" if phrase[:1].isalnum() else ""
+    right = r"(?!\w)" if phrase[-1:].isalnum() else ""
+    pattern = re.compile(left + re.escape(phrase) + right, re.IGNORECASE)
     while (match := pattern.search(text)) is not None:
         start, end, replacement = phrase_span(text, match.start(), match.end())
         removed.append(text[start:end].strip())
@@ -159,8 +162,7 @@ def cut(query: str, slots: dict[str, str], names: Sequence[str]) -> SlotCut | st
         return result
     if len(result.query.split()) < 2:
         return "too little of the request is left"
-    before = set(problems(query))
-    found = [name for name in problems(result.query) if name not in before]
+    found = new_problems(query, result.query)
     if found:
         return f"the twin would read badly ({found[0]})"
     if BACK_REFERENCE.search(result.query) and set(result.removed_slots) & PLACE_SLOTS:
