@@ -22,7 +22,8 @@ _INTRODUCERS = (
     r"check-?in(?: on)?|check-?out(?: on)?|and (?:out|ending|leaving|returning|departing)|"
     r"(?:(?:for|at) )?the (?:spot|place|point|location) (?:where|with)|"
     r"(?:and )?(?:coming back|latitude|longitude|longitute|lat|lon)(?: is| =|:)?|"
-    r"ending|starting|returning|departing|leaving|back on|id|#|no\.|number|in|at|near|around|for|from|to|on|of|with|"
+    r"ending|starting|returning|departing|leaving|back on|id|#|no\.|number|"
+    r"in|at|near|around|for|from|to|on|of|with|"
     r"called|named|by|into|under|until|since|about|titled|labelled|labeled"
 )
 _DETERMINERS = r"the|a|an|my|our|this|that"
@@ -57,7 +58,7 @@ _CHECKS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("doubled space", re.compile(r"\S  +\S")),
     ("doubled comma", re.compile(r"[,;:—–/]\s*[,;:/]")),
     ("empty quotes or brackets", re.compile(r"(['\"])\s*\1|\s\)|\(\s")),
-    ("ends with a separator", re.compile(r"[/—–]\s*$")),
+    ("ends with a separator", re.compile(r"[/—–]\s*$|^\s*\w+\s+/\s")),
     (
         "a verb with no object",
         re.compile(r"\b(?:put|write|enter|type)\s+(?:in|into|at|on)\b", re.IGNORECASE),
@@ -79,9 +80,7 @@ _CHECKS: tuple[tuple[str, re.Pattern[str]], ...] = (
 _THERE = r"(?<!\bis\s)(?<!\bare\s)(?<!\bwas\s)\bthere\b(?!\s+(?:is|are|was|were|be|any)\b)"
 _REFERENCE = rf"(?:{_THERE}|\b(?:that city|the same city|that place|the same place|that town)\b)"
 BACK_REFERENCE = re.compile(_REFERENCE, re.IGNORECASE)
-_BACK_REFERENCE_PHRASE = re.compile(
-    rf"\s*(?:\b(?:in|at|to)\s+)?{_REFERENCE}", re.IGNORECASE
-)
+_BACK_REFERENCE_PHRASE = re.compile(rf"\s*(?:\b(?:in|at|to)\s+)?{_REFERENCE}", re.IGNORECASE)
 #: Slots that name a place; a later "there" points at them.
 PLACE_SLOTS = frozenset({"location", "location_to", "location_from", "q", "zip", "city"})
 

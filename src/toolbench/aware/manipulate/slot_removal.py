@@ -25,8 +25,8 @@ from toolbench.aware.manipulate.slot_phrases import (
     BACK_REFERENCE,
     PLACE_SLOTS,
     drop_back_references,
-    phrase_span,
     new_problems,
+    phrase_span,
     starts_like,
 )
 from toolbench.aware.manipulate.twin import incomplete_twin
@@ -110,7 +110,8 @@ def _half_of_a_range(query: str, phrase: str) -> bool:
     """True when ``phrase`` is one end of "from X to Y" / "between X and Y": cutting it would
     leave "a hotel in New York to November 12", a range with one end."""
     p = re.escape(phrase)
-    first = rf"\b(?:from|between|departing|leaving|arriving|checking in|starting)\s+{p}\s*,?\s*{_RANGE_WORDS}\s"
+    opener = r"\b(?:from|between|departing|leaving|arriving|checking in|starting)"
+    first = rf"{opener}\s+{p}\s*,?\s*{_RANGE_WORDS}\s"
     second = rf"\b(?:from|between)\s+[^.;!?]{{1,40}}?\s{_RANGE_WORDS}\s+{p}"
     return re.search(f"{first}|{second}", query, re.IGNORECASE) is not None
 
@@ -150,7 +151,9 @@ def _keep_the_origin(query: str, slots: dict[str, str], names: Sequence[str]) ->
     origin = slots.get("location_from", "")
     if "location_to" not in names or not origin or "location_from" in names:
         return query
-    bare = rf"(?<!\bfrom )(?<![\w-]){re.escape(origin)}(?=\s+to\s+{re.escape(slots['location_to'])})"
+    bare = (
+        rf"(?<!\bfrom )(?<![\w-]){re.escape(origin)}(?=\s+to\s+{re.escape(slots['location_to'])})"
+    )
     return re.sub(bare, lambda m: f"from {m.group(0)}", query, flags=re.IGNORECASE)
 
 
