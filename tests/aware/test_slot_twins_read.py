@@ -33,6 +33,8 @@ BAD = {
         rf"(?<![\w-])(?:{_ART}|{_PREP})\s*(?:[,.;:?!]|$)", re.I
     ),
     "article before a verb": re.compile(rf"\b{_ART}\s+(?:come|comes|is|are|does|do)\b", re.I),
+    "bare origin": re.compile(r"\b(?:bus|train|flight|cruise|tickets|seats) [A-Z][a-z]+,"),
+    "I'm and": re.compile(r"\bI'm\s+(?:and|,)", re.I),
     "back-reference": re.compile(r"\b(?:there|that city|the same city)\b(?!\s+(?:is|are))", re.I),
 }
 
@@ -126,6 +128,15 @@ def test_a_bare_origin_gets_its_preposition_when_the_destination_goes() -> None:
     assert _query(query, slots, "location_to") == (
         "Book a train from Austin, leaving May 2, 2025 for 1 adult"
     )
+    # Also when the destination goes because the hotel's place (same words) was chosen.
+    slots |= {"location": "Denver"}
+    query += ", plus a hotel there"
+    assert _query(query, slots, "location") == (
+        "Book a train from Austin, leaving May 2, 2025 for 1 adult, plus a hotel"
+    )
+    home = {"location_from": "Mesa", "location_to": "Taos"}
+    why = cut("I'm in Mesa and need a bus to Taos on May 2, 2025", home, ["location_from"])
+    assert why == "the twin would read badly (a verb with no complement)"
 
 
 def test_a_reference_to_a_removed_place_goes_too() -> None:

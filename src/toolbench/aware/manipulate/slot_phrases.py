@@ -63,6 +63,10 @@ _CHECKS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "a verb with no object",
         re.compile(r"\b(?:put|write|enter|type)\s+(?:in|into|at|on)\b", re.IGNORECASE),
     ),
+    (
+        "a verb with no complement",
+        re.compile(r"\b(?:i'm|i am|we're|we are)\s*(?:and|or|but|[,.;!?])", re.IGNORECASE),
+    ),
     ("a stray letter", re.compile(r"(?:^|\s)s\b")),
     ("doubled article", re.compile(rf"\b(?:{ARTICLES})\s+(?:{ARTICLES})\b", re.IGNORECASE)),
     (

@@ -149,7 +149,10 @@ def _keep_the_origin(query: str, slots: dict[str, str], names: Sequence[str]) ->
     """Say "from" before a bare origin whose destination is cut: "a bus Richmond to Dallas"
     would otherwise become "a bus Richmond", a place with no role."""
     origin = slots.get("location_from", "")
-    if "location_to" not in names or not origin or "location_from" in names:
+    cut_words = {slots[n].lower() for n in names}
+    if slots.get("location_to", "").lower() not in cut_words or not origin:
+        return query  # the destination stays (or there is no origin)
+    if origin.lower() in cut_words:
         return query
     bare = (
         rf"(?<!\bfrom )(?<![\w-]){re.escape(origin)}(?=\s+to\s+{re.escape(slots['location_to'])})"
