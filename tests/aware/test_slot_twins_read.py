@@ -19,8 +19,13 @@ from toolbench.aware.sources.tasks import load_task
 
 TASKS = ("home_search", "booking", "open_weather", "the_cat_api", "google_sheets")
 #: Twins per task before this rewrite (seed 0), kept to show the cost of the stricter rules.
-BEFORE = {"home_search": 100, "booking": 120, "open_weather": 98, "the_cat_api": 46}
-BEFORE |= {"google_sheets": 70}
+BEFORE = {
+    "home_search": 100,
+    "booking": 120,
+    "open_weather": 98,
+    "the_cat_api": 46,
+    "google_sheets": 70,
+}
 
 _ART = r"(?:the|a|an)"
 _PREP = r"(?:in|at|near|around|for|from|to|on|of|with|by|until|after|before|between)"

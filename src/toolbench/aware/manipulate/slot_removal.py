@@ -8,6 +8,13 @@ from the query everywhere; every slot whose words vanished is named in provenanc
 "Dallas" from "to Dallas ... a hotel in Dallas" takes both the destination and the hotel
 location, and says so).
 
+The cut takes the whole phrase a slot heads, not just its words (``slot_phrases``): "with id
+248658", "in the city of Jilin", "Grace's row" -> "the row", "there" pointing back at a removed
+place; and the leftovers are tidied (leading punctuation, doubled commas, a capital first
+letter). A candidate that still leaves a fragment no user writes ("Where does the come
+from?", one end of a date range) is dropped; when every candidate is dropped the instance is
+skipped with the reason, so build reports say how many twins each rule cost.
+
 Which slots count as *required* is a property of each task's API: the location for
 home_search; the fields booking's ``search()`` demands for the booking type; the required query
 or path parameters of the endpoint for the curl tasks; and for google_sheets every slot except
