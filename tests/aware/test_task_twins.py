@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -118,8 +119,10 @@ def test_all_tasks_build_and_skips_say_why(task: str) -> None:
     assert len(slots.instances) + len(slots.skipped) == len(originals)
     for iid, why in slots.skipped:
         original = next(i for i in originals if i.id == iid)
-        # Only requests with no required argument at all are skipped (e.g. "List my faves").
-        assert "no required argument" in why, (iid, why, original.dialogue[0].content)
+        # Skipped: no required argument at all ("List my faves"), or every cut would be
+        # inexact or read badly; each says which.
+        known = ("no required argument", "read badly", "range", "stay in the query", "too little")
+        assert any(k in why for k in known), (iid, why, original.dialogue[0].content)
 
 
 def test_sheets_tool_twins_wait_for_a_person() -> None:
@@ -161,8 +164,10 @@ def test_docs_become_json_schema() -> None:
 )
 def test_remove_phrase_never_leaves_the_phrase(text: str, phrase: str) -> None:
     new, removed = remove_phrase(text, phrase)
-    assert phrase not in new.lower()
-    assert len(removed) >= text.lower().count(phrase) > 0 or not removed
+    # Whole words only: "b" is not cut out of "abc" (nor "2" out of "2024").
+    whole = re.compile(rf"(?<!\w){phrase}(?!\w)")
+    assert whole.search(new.lower()) is None
+    assert len(removed) >= len(whole.findall(text.lower())) > 0 or not removed
     assert all(phrase in span.lower() for span in removed)
     assert new == tidy(new)
 

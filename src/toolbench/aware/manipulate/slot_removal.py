@@ -8,6 +8,13 @@ from the query everywhere; every slot whose words vanished is named in provenanc
 "Dallas" from "to Dallas ... a hotel in Dallas" takes both the destination and the hotel
 location, and says so).
 
+The cut takes the whole phrase a slot heads, not just its words (``slot_phrases``): "with id
+248658", "in the city of Jilin", "Grace's row" -> "the row", "there" pointing back at a removed
+place; and the leftovers are tidied (leading punctuation, doubled commas, a capital first
+letter). A candidate that still leaves a fragment no user writes ("Where does the come
+from?", one end of a date range) is dropped; when every candidate is dropped the instance is
+skipped with the reason, so build reports say how many twins each rule cost.
+
 Which slots count as *required* is a property of each task's API: the location for
 home_search; the fields booking's ``search()`` demands for the booking type; the required query
 or path parameters of the endpoint for the curl tasks; and for google_sheets every slot except
@@ -21,6 +28,14 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from toolbench.aware.manipulate.slot_phrases import (
+    BACK_REFERENCE,
+    PLACE_SLOTS,
+    drop_back_references,
+    new_problems,
+    phrase_span,
+    starts_like,
+)
 from toolbench.aware.manipulate.twin import incomplete_twin
 from toolbench.aware.schema import Instance, Turn, Verification
 
@@ -35,11 +50,12 @@ _BOOKING_REQUIRED = {
     "departure_date",
 }
 _SHEETS_REFINEMENTS = {"direction", "places", "which", "example", "meaning", "rgb"}
-_CONNECTOR = re.compile(
-    r"(?:\b(?:in|at|near|around|for|from|to|on|of|with|called|named|by|into|under|starting|"
-    r"ending|until|since|about|titled|labelled|labeled)\s+)$",
-    re.IGNORECASE,
-)
+#: Slots whose words are the request's verb ("downvote 2NKQj7qsl"): cutting them leaves
+#: "Go ahead and 2NKQj7qsl", which no rule can mend, so they are never the slot removed.
+_VERB_SLOTS = {"the_cat_api": {"value"}}
+_DATE_SLOTS = {"checkin_date", "checkout_date", "departure_date", "return_date", "start", "end"}
+_RANGE_WORDS = r"(?:to|and|until|till|through|thru|-|–)"
+NO_REQUIRED = "no required argument whose words can be cut exactly"
 
 
 def _curl_required(instance: Instance) -> set[str]:
@@ -68,29 +84,43 @@ def required_slots(instance: Instance) -> set[str]:
 
 def tidy(text: str) -> str:
     """Repair what cutting words out leaves behind: doubled spaces, space before punctuation,
-    empty brackets, doubled commas, a dangling leading comma."""
+    empty brackets, doubled commas, leading punctuation ("Jacksonville - 1.5-bath ..." must
+    not become "- 1.5-bath ...")."""
     text = re.sub(r"\(\s*[,;/]?\s*\)", "", text)
     text = re.sub(r"\s+", " ", text)
     text = re.sub(r"\s+([,.;:?!])", r"\1", text)
-    text = re.sub(r",(\s*,)+", ",", text)
-    text = re.sub(r",\s*([.?!])", r"\1", text)
-    text = re.sub(r"^[\s,;:]+", "", text)
+    text = re.sub(r",(\s*[,;:])+", ",", text)
+    text = re.sub(r"([;:])(\s*,)+", r"\1", text)
+    text = re.sub(r"[,;:]\s*([.?!])", r"\1", text)
+    text = re.sub(r"^[\s,;:.!?\-–—/]+", "", text)
+    text = re.sub(r"[\s,;:]+$", "", text)
     return text.strip()
 
 
 def remove_phrase(text: str, phrase: str) -> tuple[str, list[str]]:
-    """Remove every occurrence of ``phrase`` (case-insensitive) with the connector word just
-    before it; returns the new text and the removed spans, verbatim from ``text``."""
+    """Remove every occurrence of ``phrase`` (case-insensitive) with the words that only
+    introduce it (see ``phrase_span``); returns the new text and the removed spans, verbatim
+    from ``text``."""
     removed: list[str] = []
-    pattern = re.compile(re.escape(phrase), re.IGNORECASE)
+    # Whole words only: the quantity "2" must not be cut out of "2024-04-27".
+    left = r"(?<!\w)" if phrase[:1].isalnum() else ""
+    right = r"(?!\w)" if phrase[-1:].isalnum() else ""
+    pattern = re.compile(left + re.escape(phrase) + right, re.IGNORECASE)
     while (match := pattern.search(text)) is not None:
-        start = match.start()
-        connector = _CONNECTOR.search(text[:start])
-        if connector is not None:
-            start = connector.start()
-        removed.append(text[start : match.end()].strip())
-        text = text[:start] + " " + text[match.end() :]
+        start, end, replacement = phrase_span(text, match.start(), match.end())
+        removed.append(text[start:end].strip())
+        text = text[:start] + f" {replacement} " + text[end:]
     return tidy(text), removed
+
+
+def _half_of_a_range(query: str, phrase: str) -> bool:
+    """True when ``phrase`` is one end of "from X to Y" / "between X and Y": cutting it would
+    leave "a hotel in New York to November 12", a range with one end."""
+    p = re.escape(phrase)
+    opener = r"\b(?:from|between|departing|leaving|arriving|checking in|starting)"
+    first = rf"{opener}\s+{p}\s*,?\s*{_RANGE_WORDS}\s"
+    second = rf"\b(?:from|between)\s+[^.;!?]{{1,40}}?\s{_RANGE_WORDS}\s+{p}"
+    return re.search(f"{first}|{second}", query, re.IGNORECASE) is not None
 
 
 @dataclass(frozen=True)
@@ -100,21 +130,57 @@ class SlotCut:
     removed_slots: list[str]
 
 
-def cut(query: str, slots: dict[str, str], names: Sequence[str]) -> SlotCut | None:
-    """Remove the words of ``names``; None unless each one's words are then absent everywhere
-    and a request (two words or more) is left."""
-    new = query
+def _cut_words(query: str, slots: dict[str, str], names: Sequence[str]) -> SlotCut | str:
+    """Remove the words of ``names`` and any "there" that pointed at a removed place; the
+    reason as a string unless each slot's words are then absent everywhere."""
+    new = _keep_the_origin(query, slots, names)
     removed: list[str] = []
     for name in names:
         phrase = slots[name]
         if not phrase.strip():
-            return None
+            return "the slot has no words to cut"
+        if name in _DATE_SLOTS and _half_of_a_range(query, phrase):
+            return "the date is one end of a range"
         new, spans = remove_phrase(new, phrase)
         removed.extend(spans)
-    if len(new.split()) < 2 or any(slots[n].lower() in new.lower() for n in names):
-        return None
+    if any(slots[n].lower() in new.lower() for n in names):
+        return "the slot's words stay in the query"
     gone = sorted(n for n, words in slots.items() if words and words.lower() not in new.lower())
-    return SlotCut(new, removed, gone)
+    if set(gone) & (PLACE_SLOTS - {"location_from"}):
+        new, references = drop_back_references(new)
+        removed.extend(references)
+    return SlotCut(starts_like(query, tidy(new)), removed, gone)
+
+
+def _keep_the_origin(query: str, slots: dict[str, str], names: Sequence[str]) -> str:
+    """Say "from" before a bare origin whose destination is cut: "a bus Richmond to Dallas"
+    would otherwise become "a bus Richmond", a place with no role."""
+    origin = slots.get("location_from", "")
+    cut_words = {slots[n].lower() for n in names}
+    if slots.get("location_to", "").lower() not in cut_words or not origin:
+        return query  # the destination stays (or there is no origin)
+    if origin.lower() in cut_words:
+        return query
+    bare = (
+        rf"(?<!\bfrom )(?<![\w-]){re.escape(origin)}(?=\s+to\s+{re.escape(slots['location_to'])})"
+    )
+    return re.sub(bare, lambda m: f"from {m.group(0)}", query, flags=re.IGNORECASE)
+
+
+def cut(query: str, slots: dict[str, str], names: Sequence[str]) -> SlotCut | str:
+    """The twin query without the words of ``names``, or why there is none: the words stay
+    somewhere, too little is left, or what is left has a fragment no user would write."""
+    result = _cut_words(query, slots, names)
+    if isinstance(result, str):
+        return result
+    if len(result.query.split()) < 2:
+        return "too little of the request is left"
+    found = new_problems(query, result.query)
+    if found:
+        return f"the twin would read badly ({found[0]})"
+    if BACK_REFERENCE.search(result.query) and set(result.removed_slots) & PLACE_SLOTS:
+        return "the twin refers back to the removed place"
+    return result
 
 
 def _candidates(required: set[str]) -> list[tuple[str, ...]]:
@@ -133,18 +199,25 @@ def _missing(cut_: SlotCut, slots: dict[str, str]) -> str:
     return "The user no longer gives: " + ", ".join(parts) + "."
 
 
-def remove_slot(instance: Instance, *, seed: int) -> Instance | None:
-    """The slot-removal twin of one task instance, or None when no required slot can be cut
-    exactly (e.g. "List my favourites" has no required argument at all)."""
+def remove_slot(instance: Instance, *, seed: int) -> Instance | str:
+    """The slot-removal twin of one task instance, or why there is none: no required argument
+    at all ("List my favourites"), or no required slot that can be cut exactly and cleanly."""
     slots: dict[str, str] = dict(instance.provenance.notes.get("slots", {}))
     query = instance.dialogue[-1].content
-    options = []
-    for names in _candidates(required_slots(instance)):
+    verbs = _VERB_SLOTS.get(instance.source.removeprefix("task:"), set())
+    candidates = [c for c in _candidates(required_slots(instance)) if not set(c) & verbs]
+    if not candidates:
+        return NO_REQUIRED
+    options: list[SlotCut] = []
+    reasons: list[str] = []
+    for names in candidates:
         result = cut(query, slots, names)
-        if result is not None:
+        if isinstance(result, SlotCut):
             options.append(result)
+        else:
+            reasons.append(result)
     if not options:
-        return None
+        return reasons[0]
     choice = random.Random(f"{seed}:{instance.id}").choice(options)
     return incomplete_twin(
         instance,
@@ -176,8 +249,8 @@ def remove_slots(
             skipped.append((instance.id, "slot removal needs a task instance with slots"))
         elif "slots" not in instance.provenance.notes:
             skipped.append((instance.id, "the sample has no slots (data from another generator)"))
-        elif (twin := remove_slot(instance, seed=seed)) is None:
-            skipped.append((instance.id, "no required argument whose words can be cut exactly"))
+        elif isinstance(twin := remove_slot(instance, seed=seed), str):
+            skipped.append((instance.id, twin))
         else:
             twins.append(twin)
         if progress is not None:
