@@ -1,0 +1,166 @@
+"""The automatic checks on a rewritten user turn: what is certainly wrong with it.
+
+Split from ``utterance_removal`` (which builds the twin and runs the model). The checks are
+deliberately conservative; see ``auto_rejections`` for each code.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+
+from toolbench.aware.manipulate.call_values import (
+    CallValue,
+    Scalar,
+    _dialogue_text,
+    _has,
+    _norm,
+    _words,
+    gold_call_values,
+    mentions,
+)
+from toolbench.aware.schema import Instance, Turn
+
+#: A rewrite may add a few glue words ("my landlord", "somewhere"); beyond this many extra
+#: characters (whichever is larger: this floor or a quarter of the original) it is rewriting,
+#: not removing.
+LONGER_SLACK_CHARS = 40
+# -- the automatic checks --------------------------------------------------------------------
+
+_CODES = ("broken_dialogue", "unchanged", "nothing_removed", "values_still_present")
+_ROLE_PREFIX = re.compile(
+    r"^\s*(?:(?:user|ai|assistant|system|human|bot|api|tool|api-request)(?:\s+turn\s*\d+)?"
+    r"\s*[:：]|\[\s*(?:user|assistant|tool)\b[^\]]*\])",
+    re.I | re.M,
+)
+
+
+def _show(value: Scalar) -> str:
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _replaced(dialogue: list[Turn], index: int, rewritten: str) -> list[Turn]:
+    turns = list(dialogue)
+    turns[index] = turns[index].model_copy(update={"content": rewritten})
+    return turns
+
+
+def _still_callable(gold: str, before: str, after: str) -> list[CallValue] | None:
+    """The values of ``gold`` when every one was said verbatim before and still is after.
+
+    Only then is the call certainly still possible. A call with a value the dialogue never
+    states verbatim (a date the user paraphrased, a default) is left to the reviewer: the
+    rewrite may well have removed exactly that.
+    """
+    values = gold_call_values(gold)
+    if not values:
+        return None
+    for value in values:
+        if not mentions(before, value.value) or not mentions(after, value.value):
+            return None
+    return values
+
+
+def auto_rejections(
+    original: Instance, turn_index: int | None, rewritten: str, removed: Iterable[str]
+) -> list[str]:
+    """Why the rewrite of ``original.dialogue[turn_index]`` is certainly not usable, as
+    ``"<code>: <details>"`` strings (at most one per code, in a fixed order); [] if none.
+
+    ``turn_index`` indexes the whole dialogue (0 = first turn); None means the reply named no
+    user turn that exists. The codes:
+
+    * ``broken_dialogue``: no such turn, or not a user turn (then nothing else is checked);
+      an empty rewrite; a rewrite more than ``max(LONGER_SLACK_CHARS, 25%)`` characters longer
+      than the original; role names ("User:", "AI:", "[Assistant]") in it; or the dialogue
+      ended with the user and no longer does.
+    * ``unchanged``: the same words as the original, ignoring case, spacing and punctuation.
+      The other checks are skipped: they would only restate it.
+    * ``nothing_removed``: no removed span listed; a span that was not in the original
+      utterance or is still in the rewrite; or no word of the original is missing.
+    * ``values_still_present``: some gold call is certainly still possible, because every
+      argument value it takes was said verbatim in the original dialogue and still is in the
+      rewritten one (in any turn: an assistant repeating the value gives it away too).
+      Values the user paraphrased cannot be traced, so a call that has one is not judged here.
+    """
+    dialogue = original.dialogue
+    if turn_index is None or not 0 <= turn_index < len(dialogue):
+        where = "no turn" if turn_index is None else f"turn index {turn_index}"
+        return [
+            f"broken_dialogue: the reply names {where}; the dialogue has "
+            f"{len(original.user_turns())} user turn(s) in {len(dialogue)} turns"
+        ]
+    if dialogue[turn_index].role != "user":
+        return [
+            f"broken_dialogue: turn index {turn_index} is a {dialogue[turn_index].role} turn, "
+            "not a user turn"
+        ]
+    before = dialogue[turn_index].content
+    after = rewritten.strip()
+    if _words(after) == _words(before):
+        return ["unchanged: the rewrite has the same words as the original utterance"]
+
+    found: dict[str, list[str]] = {code: [] for code in _CODES}
+    if not after:
+        found["broken_dialogue"].append("the rewrite is empty")
+    allowed = len(_norm(before)) + max(LONGER_SLACK_CHARS, len(_norm(before)) // 4)
+    if len(_norm(after)) > allowed:
+        found["broken_dialogue"].append(
+            f"the rewrite has {len(_norm(after))} characters where the original has "
+            f"{len(_norm(before))}; a removal may add a few words, not this many"
+        )
+    prefix = _ROLE_PREFIX.search(after)
+    if prefix:
+        found["broken_dialogue"].append(
+            f"the rewrite contains a role name ({prefix.group(0).strip()!r})"
+        )
+    new_dialogue = _replaced(dialogue, turn_index, after)
+    spoken = [turn for turn in new_dialogue if turn.content.strip()]
+    if dialogue[-1].role == "user" and (not spoken or spoken[-1].role != "user"):
+        found["broken_dialogue"].append("the dialogue no longer ends with the user speaking")
+
+    spans = [span.strip() for span in removed if span.strip()]
+    if not spans:
+        found["nothing_removed"].append("the reply lists no removed text")
+    original_norm, after_norm = _norm(before), _norm(after)
+    for span in spans:
+        if not _has(original_norm, span):
+            found["nothing_removed"].append(f"{span!r} is not in the original utterance")
+        elif _has(after_norm, span):
+            found["nothing_removed"].append(f"{span!r} is still in the rewrite")
+    if not Counter(_words(before)) - Counter(_words(after)):
+        found["nothing_removed"].append("every word of the original utterance is still there")
+
+    before_text, after_text = _dialogue_text(dialogue), _dialogue_text(new_dialogue)
+    for gold in original.gold_calls:
+        values = _still_callable(gold, before_text, after_text)
+        if values:
+            names = ", ".join(dict.fromkeys(value.call for value in values))
+            shown = ", ".join(dict.fromkeys(_show(value.value) for value in values))
+            found["values_still_present"].append(
+                f"{names} can still be called: {shown} still said verbatim"
+            )
+    return [f"{code}: {'; '.join(found[code])}" for code in _CODES if found[code]]
+
+
+def _value_changes(original: Instance, new_dialogue: list[Turn]) -> tuple[list[str], list[Scalar]]:
+    """(slots whose user-stated value is gone, user-stated values still said) over all golds.
+
+    For provenance and the reviewer: which arguments the rewrite took away, and which values
+    the user said verbatim that are still there (harmless for one of several arguments, a
+    warning sign when it is the one the rewrite was meant to remove).
+    """
+    before = _dialogue_text(original.dialogue, users_only=True)
+    after = _dialogue_text(new_dialogue)
+    gone: dict[str, None] = {}
+    kept: dict[Scalar, None] = {}
+    for gold in original.gold_calls:
+        for value in gold_call_values(gold):
+            if not mentions(before, value.value):
+                continue
+            if mentions(after, value.value):
+                kept[value.value] = None
+            else:
+                gone[value.slot] = None
+    return list(gone), list(kept)
