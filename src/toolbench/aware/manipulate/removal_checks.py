@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
+from typing import Literal
 
 from toolbench.aware.manipulate.call_values import (
     CallValue,
@@ -21,6 +22,11 @@ from toolbench.aware.manipulate.call_values import (
     mentions,
 )
 from toolbench.aware.schema import Instance, Turn
+
+#: What kind of removal the rewriter was asked for: a clear request missing an argument value
+#: (the default, and the only kind before there was a choice), or a request made unclear.
+RemovalKind = Literal["missing_argument", "unclear_request"]
+REMOVAL_KINDS: tuple[RemovalKind, ...] = ("missing_argument", "unclear_request")
 
 #: A rewrite may add a few glue words ("my landlord", "somewhere"); beyond this many extra
 #: characters (whichever is larger: this floor or a quarter of the original) it is rewriting,
@@ -63,7 +69,11 @@ def _still_callable(gold: str, before: str, after: str) -> list[CallValue] | Non
 
 
 def auto_rejections(
-    original: Instance, turn_index: int | None, rewritten: str, removed: Iterable[str]
+    original: Instance,
+    turn_index: int | None,
+    rewritten: str,
+    removed: Iterable[str],
+    kind: RemovalKind = "missing_argument",
 ) -> list[str]:
     """Why the rewrite of ``original.dialogue[turn_index]`` is certainly not usable, as
     ``"<code>: <details>"`` strings (at most one per code, in a fixed order); [] if none.
@@ -79,10 +89,11 @@ def auto_rejections(
       The other checks are skipped: they would only restate it.
     * ``nothing_removed``: no removed span listed; a span that was not in the original
       utterance or is still in the rewrite; or no word of the original is missing.
-    * ``values_still_present``: some gold call is certainly still possible, because every
-      argument value it takes was said verbatim in the original dialogue and still is in the
-      rewritten one (in any turn: an assistant repeating the value gives it away too).
-      Values the user paraphrased cannot be traced, so a call that has one is not judged here.
+    * ``values_still_present`` (only for ``kind="missing_argument"``; an unclear request
+      keeps its values by design): see ``_values_still_said``. Only *user* turns count: an
+      assistant's ordinary words ("your password") are not the user stating a value; an
+      assistant echoing a removed value shows up in the twin's ``values_kept`` note for the
+      reviewer instead.
     """
     dialogue = original.dialogue
     if turn_index is None or not 0 <= turn_index < len(dialogue):
@@ -132,16 +143,63 @@ def auto_rejections(
     if not Counter(_words(before)) - Counter(_words(after)):
         found["nothing_removed"].append("every word of the original utterance is still there")
 
-    before_text, after_text = _dialogue_text(dialogue), _dialogue_text(new_dialogue)
+    if kind == "missing_argument":
+        found["values_still_present"] += _values_still_said(original, turn_index, after, spans)
+    return [f"{code}: {'; '.join(found[code])}" for code in _CODES if found[code]]
+
+
+def _values_still_said(
+    original: Instance, turn_index: int, after: str, spans: list[str]
+) -> list[str]:
+    """Evidence that what the rewrite removed is still said by the user, in any user turn.
+
+    Two ways: (1) some gold call is certainly still possible, because every argument value it
+    takes was said verbatim by the user before and still is after (values the user
+    paraphrased cannot be traced, so such a call is not judged this way); (2) a gold value, a
+    removed span, or a number/time/id in a removed span (e.g. "7:30" from "at 7:30") left the
+    rewritten turn but another user turn still says it, as when the time of an alarm is
+    removed from turn 3 while turn 1 still gives it. Values match whole, at token boundaries.
+    """
+    dialogue = original.dialogue
+    new_dialogue = _replaced(dialogue, turn_index, after)
+    details: list[str] = []
+    before_text = _dialogue_text(dialogue, users_only=True)
+    after_text = _dialogue_text(new_dialogue, users_only=True)
     for gold in original.gold_calls:
         values = _still_callable(gold, before_text, after_text)
         if values:
             names = ", ".join(dict.fromkeys(value.call for value in values))
             shown = ", ".join(dict.fromkeys(_show(value.value) for value in values))
-            found["values_still_present"].append(
-                f"{names} can still be called: {shown} still said verbatim"
-            )
-    return [f"{code}: {'; '.join(found[code])}" for code in _CODES if found[code]]
+            details.append(f"{names} can still be called: {shown} still said verbatim")
+    others = [
+        (number, turn.content)
+        for number, (index, turn) in enumerate(_user_turns(new_dialogue), start=1)
+        if index != turn_index
+    ]
+    original_turn = dialogue[turn_index].content
+    candidates: dict[Scalar, None] = {}
+    for gold in original.gold_calls:
+        for value in gold_call_values(gold):
+            if mentions(original_turn, value.value) and not mentions(after, value.value):
+                candidates[value.value] = None
+    for span in spans:
+        candidates[span] = None
+        candidates.update(dict.fromkeys(_SALIENT.findall(_norm(span))))
+    for candidate in candidates:
+        where = [number for number, content in others if mentions(content, candidate)]
+        if where:
+            turns = ", ".join(str(number) for number in where)
+            details.append(f"{_show(candidate)} was removed but user turn {turns} still says it")
+    return details
+
+
+#: Numbers, times, dates and ids inside a removed span: "7:30", "55120983", "2023-06-14"
+#: (three characters at least: a bare "10" is too common to be evidence).
+_SALIENT = re.compile(r"\d[\d:./-]+\d")
+
+
+def _user_turns(dialogue: list[Turn]) -> list[tuple[int, Turn]]:
+    return [(index, turn) for index, turn in enumerate(dialogue) if turn.role == "user"]
 
 
 def _value_changes(original: Instance, new_dialogue: list[Turn]) -> tuple[list[str], list[Scalar]]:

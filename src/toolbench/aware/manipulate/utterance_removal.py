@@ -18,6 +18,18 @@ Failures of the service (``InfraError`` after retries) and replies a scripted mo
 have (``ModelOutputError``) never become instances: they are listed in ``RemovalResult.failed``
 so a rerun fills them in, and with the response cache a rerun repeats no successful call.
 
+Two kinds of removal (``RemovalKind``, chosen per run, recorded as ``removal_kind`` in every
+twin's provenance notes): ``missing_argument`` (the default and the original behaviour: a clear
+request with a needed value gone; prompt in ``rewrite_prompt``) and ``unclear_request`` (the
+details stay but the user no longer says what they want done; prompt in ``unclear_prompt``).
+
+Sources without gold calls (ToolBench/StableToolBench instances carry only the relevant API
+names) cannot have ``values_still_present`` checked: there are no argument values to look
+for. Such a twin is never rejected for that; the other checks still run, and a twin that
+passes them stays ``pending`` with the reason ``values_unchecked`` (see
+``toolbench.aware.review_reasons.AUTO_NOTES``) so the reviewer knows that judging whether the
+request can still be served is entirely theirs.
+
 Gold calls and model replies are parsed with ``ast``/``json`` and string operations only; no
 model output or dataset text is ever evaluated.
 """
@@ -38,6 +50,8 @@ from toolbench.aware.manipulate.call_values import (
     mentions,
 )
 from toolbench.aware.manipulate.removal_checks import (
+    REMOVAL_KINDS,
+    RemovalKind,
     _replaced,
     _value_changes,
     auto_rejections,
@@ -45,20 +59,26 @@ from toolbench.aware.manipulate.removal_checks import (
 from toolbench.aware.manipulate.rewrite_parse import RewriteReply, parse_rewrite
 from toolbench.aware.manipulate.rewrite_prompt import DEMONSTRATIONS, rewrite_messages
 from toolbench.aware.manipulate.twin import incomplete_twin
+from toolbench.aware.manipulate.unclear_prompt import unclear_messages
+from toolbench.aware.review_reasons import AUTO_NOTES
 from toolbench.aware.schema import Instance, Manipulation, Verification
+from toolbench.errors import UserError, did_you_mean
 from toolbench.models.base import Model, ModelOutputError
 from toolbench.types import GenerationRequest, InfraError, Sample
 
 __all__ = [
     "DEMONSTRATIONS",
     "MANIPULATION",
+    "REMOVAL_KINDS",
     "TASK",
     "CallValue",
+    "RemovalKind",
     "RemovalResult",
     "RewriteReply",
     "auto_rejections",
     "gold_call_values",
     "mentions",
+    "parse_removal_kind",
     "parse_rewrite",
     "remove_utterances",
     "rewrite_messages",
@@ -69,10 +89,24 @@ __all__ = [
 MANIPULATION: Manipulation = "utterance_removal"
 #: The ``Sample.task`` of every request: a ``replay:FILE`` model can be keyed on it.
 TASK = "aware-utterance-removal"
-MAX_TOKENS = 700
+#: Room for the JSON answer and the explanation after it. 700 once cut a long reasoning chain
+#: (then written first) before the answer; the answer now comes first, and this is headroom.
+MAX_TOKENS = 2048
 #: How much of the model's reasoning, and of an unreadable reply, provenance keeps.
 REASONING_LIMIT = 2000
 RAW_REPLY_LIMIT = 4000
+
+#: The pending twin's reason when there is no gold call to check values against.
+VALUES_UNCHECKED = "values_unchecked: " + AUTO_NOTES["values_unchecked"]
+
+
+def parse_removal_kind(text: str) -> RemovalKind:
+    """``--removal-kind`` text -> the kind, or a one-line ``UserError`` naming the choices."""
+    for kind in REMOVAL_KINDS:
+        if text == kind:
+            return kind
+    raise UserError(f"--removal-kind '{text}'{did_you_mean(text, REMOVAL_KINDS)}")
+
 
 # -- building the twin --------------------------------------------------------------------------
 
@@ -105,42 +139,59 @@ def _dialogue_index(original: Instance, reply: RewriteReply) -> tuple[int | None
     return None, False
 
 
-def _missing(removed: Iterable[str]) -> str:
+def _missing(removed: Iterable[str], kind: RemovalKind) -> str:
     spans = [span for span in removed if span.strip()]
     if not spans:
         return ""
-    return "The user no longer says: " + ", ".join(json.dumps(s, ensure_ascii=False) for s in spans)
+    shown = ", ".join(json.dumps(s, ensure_ascii=False) for s in spans)
+    if kind == "unclear_request":
+        return "The user no longer says clearly what they want done; removed: " + shown
+    return "The user no longer says: " + shown
 
 
-def twin_from_reply(original: Instance, reply: str, *, generator: str, seed: int) -> Instance:
+def _verification(original: Instance, reasons: list[str], kind: RemovalKind) -> Verification:
+    """Rejected by ``auto`` when a check failed; else pending, with ``values_unchecked`` when
+    the missing-argument check had no gold values to work with (ToolBench-side sources)."""
+    if reasons:
+        return Verification(status="rejected", reasons=reasons, by="auto")
+    if kind == "missing_argument" and not any(map(gold_call_values, original.gold_calls)):
+        return Verification(status="pending", reasons=[VALUES_UNCHECKED], by="auto")
+    return Verification(status="pending")
+
+
+def _unparseable(original: Instance, reply: str, notes: dict[str, Any], **kw: Any) -> Instance:
+    why = (
+        'no JSON object with "rewritten" and no "Rewritten:" line in the reply'
+        if reply.strip()
+        else "the reply is empty"
+    )
+    rejected = Verification(status="rejected", reasons=[f"unparseable: {why}"], by="auto")
+    notes["raw_reply"] = _clip(reply, RAW_REPLY_LIMIT)
+    return incomplete_twin(original, MANIPULATION, verification=rejected, notes=notes, **kw)
+
+
+def twin_from_reply(
+    original: Instance,
+    reply: str,
+    *,
+    generator: str,
+    seed: int,
+    kind: RemovalKind = "missing_argument",
+) -> Instance:
     """The incomplete twin of ``original`` from the model's raw reply text.
 
     Always returns an instance (rejected when the reply is unusable), so a reviewer can see
     what the model did; only a missing reply (a service failure) produces no instance.
     """
+    notes: dict[str, Any] = {"removal_kind": kind}
     parsed = parse_rewrite(reply)
     if parsed is None:
-        why = (
-            'no JSON object with "rewritten" and no "Rewritten:" line in the reply'
-            if reply.strip()
-            else "the reply is empty"
-        )
-        rejected = Verification(status="rejected", reasons=[f"unparseable: {why}"], by="auto")
-        return incomplete_twin(
-            original,
-            MANIPULATION,
-            verification=rejected,
-            generator=generator,
-            seed=seed,
-            notes={"raw_reply": _clip(reply, RAW_REPLY_LIMIT)},
-        )
+        return _unparseable(original, reply, notes, generator=generator, seed=seed)
     index, inferred = _dialogue_index(original, parsed)
-    reasons = auto_rejections(original, index, parsed.rewritten, parsed.removed)
-    notes: dict[str, Any] = {
-        "turn": index,
-        "user_turn": parsed.turn,
-        "reasoning": _clip(parsed.reasoning, REASONING_LIMIT),
-    }
+    reasons = auto_rejections(original, index, parsed.rewritten, parsed.removed, kind)
+    notes.update(
+        turn=index, user_turn=parsed.turn, reasoning=_clip(parsed.reasoning, REASONING_LIMIT)
+    )
     if inferred:
         notes["turn_inferred"] = True
     dialogue = list(original.dialogue)
@@ -150,19 +201,14 @@ def twin_from_reply(original: Instance, reply: str, *, generator: str, seed: int
         removed_slots, kept = _value_changes(original, dialogue)
         if kept:
             notes["values_kept"] = kept
-    verification = (
-        Verification(status="rejected", reasons=reasons, by="auto")
-        if reasons
-        else Verification(status="pending")
-    )
     return incomplete_twin(
         original,
         MANIPULATION,
         dialogue=dialogue,
-        verification=verification,
+        verification=_verification(original, reasons, kind),
         removed_text=list(parsed.removed),
-        removed_slots=removed_slots,
-        missing=_missing(parsed.removed),
+        removed_slots=removed_slots if kind == "missing_argument" else [],
+        missing=_missing(parsed.removed, kind),
         generator=generator,
         seed=seed,
         notes=notes,
@@ -172,12 +218,16 @@ def twin_from_reply(original: Instance, reply: str, *, generator: str, seed: int
 # -- running it over a dataset -----------------------------------------------------------------
 
 
-def rewrite_request(instance: Instance, *, seed: int) -> GenerationRequest:
+def rewrite_request(
+    instance: Instance, *, seed: int, kind: RemovalKind = "missing_argument"
+) -> GenerationRequest:
     """The request for one instance. ``sample.id`` is the instance id, so ``replay:FILE`` can
-    script the model; the cache key depends only on the messages and settings."""
+    script the model; the cache key depends only on the messages (which differ by ``kind``)
+    and settings."""
     users = instance.user_turns()
+    messages = unclear_messages(instance) if kind == "unclear_request" else None
     return GenerationRequest(
-        messages=tuple(rewrite_messages(instance)),
+        messages=tuple(messages or rewrite_messages(instance)),
         max_tokens=MAX_TOKENS,
         temperature=0.0,
         seed=seed,
@@ -205,12 +255,15 @@ async def remove_utterances(
     seed: int,
     concurrency: int = 4,
     progress: Callable[[int], None] | None = None,
+    kind: RemovalKind = "missing_argument",
 ) -> RemovalResult:
     """One rewrite request per complete instance with a user turn, at most ``concurrency`` at
     a time. ``progress(1)`` is called once per input instance when it is done (or skipped), as
     the other manipulations do. The caller owns (and closes) ``model``."""
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
+    if kind not in REMOVAL_KINDS:
+        raise ValueError(f"unknown removal kind {kind!r}; choose from {', '.join(REMOVAL_KINDS)}")
     result = RemovalResult()
     todo: list[Instance] = []
     for instance in instances:
@@ -230,13 +283,14 @@ async def remove_utterances(
     async def one(position: int, instance: Instance) -> None:
         async with semaphore:
             try:
-                generation = await model.generate(rewrite_request(instance, seed=seed))
+                request = rewrite_request(instance, seed=seed, kind=kind)
+                generation = await model.generate(request)
             except (InfraError, ModelOutputError) as error:
                 message = " ".join(str(error).split()) or type(error).__name__
                 outcomes[position] = (instance.id, message)
             else:
                 outcomes[position] = twin_from_reply(
-                    instance, generation.text, generator=model.name, seed=seed
+                    instance, generation.text, generator=model.name, seed=seed, kind=kind
                 )
         if progress is not None:
             progress(1)
