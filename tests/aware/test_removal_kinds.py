@@ -95,9 +95,15 @@ def test_a_short_gold_value_does_not_match_inside_a_longer_word() -> None:
     assert "values_still_present" not in result
 
 
-def test_values_match_across_case_spacing_and_quotes() -> None:
+def test_values_match_across_case_spacing_quotes_and_punctuation() -> None:
     assert mentions("book  TRATTORIA   nonna’s table", "Trattoria Nonna's")
+    assert mentions("flights to st louis please", "St. Louis")
+    assert mentions("an office in New York NY", "New York, NY")
     assert not mentions("a 12.5 kg parcel", 2.5)
+    # Punctuation is only ignored for values of several words with letters.
+    assert not mentions("my password", "pass")
+    assert not mentions("at 7 30", "7:30")
+    assert not mentions("new yorker", "New York, NY")
 
 
 def test_a_fully_stated_call_in_user_turns_is_still_rejected() -> None:

@@ -227,14 +227,14 @@ def gold_call_values(call: str) -> list[CallValue]:
 _QUOTE_MAP = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "–": "-", "—": "-"})
 
 
-def _norm(text: str) -> str:
+def norm_text(text: str) -> str:
     """Compatibility-normalised, case-folded, straight quotes, single spaces."""
     text = unicodedata.normalize("NFKC", text).translate(_QUOTE_MAP).casefold()
     return " ".join(text.split())
 
 
-def _words(text: str) -> list[str]:
-    return re.findall(r"\w+", _norm(text))
+def word_list(text: str) -> list[str]:
+    return re.findall(r"\w+", norm_text(text))
 
 
 _ISO_SECONDS = re.compile(r"^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}):00$")
@@ -279,7 +279,7 @@ def surface_forms(value: Scalar) -> list[str]:
 @functools.lru_cache(maxsize=4096)
 def _pattern(form: str) -> re.Pattern[str]:
     """Match ``form`` as a whole word or number: 3 is not in 2023, 2.5 is not in 12.5."""
-    norm = _norm(form)
+    norm = norm_text(form)
     body = re.escape(norm)
     prefix = suffix = ""
     if norm[:1].isalnum() or norm[:1] == "_":
@@ -293,14 +293,31 @@ def _pattern(form: str) -> re.Pattern[str]:
     return re.compile(prefix + body + suffix)
 
 
-def _has(normalised_text: str, form: str) -> bool:
+def has_form(normalised_text: str, form: str) -> bool:
     return bool(form.strip()) and _pattern(form).search(normalised_text) is not None
 
 
 def mentions(text: str, value: Scalar) -> bool:
-    """Whether ``value`` is written verbatim in ``text`` (case-insensitive, whole words)."""
-    normalised = _norm(text)
-    return any(_has(normalised, form) for form in surface_forms(value))
+    """Whether ``value`` is written verbatim in ``text`` (case-insensitive, whole words).
+
+    A value of several words with letters also matches with its punctuation ignored on both
+    sides ("St. Louis" in "st louis", "New York, NY" in "New York NY"): people drop commas
+    and full stops. Single words and numbers do not: "7:30" is not in "7 30", and "pass" is
+    never in "password" (token boundaries).
+    """
+    normalised = norm_text(text)
+    if any(has_form(normalised, form) for form in surface_forms(value)):
+        return True
+    return _token_mention(normalised, value)
+
+
+def _token_mention(normalised_text: str, value: Scalar) -> bool:
+    if not isinstance(value, str) or not any(char.isalpha() for char in value):
+        return False
+    tokens = word_list(value)
+    if len(tokens) < 2:
+        return False
+    return has_form(" ".join(word_list(normalised_text)), " ".join(tokens))
 
 
 def _turn_text(turn: Turn) -> str:
@@ -310,5 +327,5 @@ def _turn_text(turn: Turn) -> str:
     return turn.content
 
 
-def _dialogue_text(dialogue: Iterable[Turn], *, users_only: bool = False) -> str:
+def dialogue_text(dialogue: Iterable[Turn], *, users_only: bool = False) -> str:
     return "\n".join(_turn_text(turn) for turn in dialogue if turn.role == "user" or not users_only)

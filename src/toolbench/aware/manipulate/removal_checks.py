@@ -14,12 +14,12 @@ from typing import Literal
 from toolbench.aware.manipulate.call_values import (
     CallValue,
     Scalar,
-    _dialogue_text,
-    _has,
-    _norm,
-    _words,
+    dialogue_text,
     gold_call_values,
+    has_form,
     mentions,
+    norm_text,
+    word_list,
 )
 from toolbench.aware.schema import Instance, Turn
 
@@ -46,7 +46,7 @@ def _show(value: Scalar) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
-def _replaced(dialogue: list[Turn], index: int, rewritten: str) -> list[Turn]:
+def replaced_turn(dialogue: list[Turn], index: int, rewritten: str) -> list[Turn]:
     turns = list(dialogue)
     turns[index] = turns[index].model_copy(update={"content": rewritten})
     return turns
@@ -109,43 +109,58 @@ def auto_rejections(
         ]
     before = dialogue[turn_index].content
     after = rewritten.strip()
-    if _words(after) == _words(before):
+    if word_list(after) == word_list(before):
         return ["unchanged: the rewrite has the same words as the original utterance"]
 
-    found: dict[str, list[str]] = {code: [] for code in _CODES}
+    spans = [span.strip() for span in removed if span.strip()]
+    found = {
+        "broken_dialogue": _broken(dialogue, turn_index, after),
+        "nothing_removed": _not_removed(before, after, spans),
+        "values_still_present": (
+            _values_still_said(original, turn_index, after, spans)
+            if kind == "missing_argument"
+            else []
+        ),
+    }
+    return [f"{code}: {'; '.join(found[code])}" for code in _CODES if found.get(code)]
+
+
+def _broken(dialogue: list[Turn], turn_index: int, after: str) -> list[str]:
+    """Why the rewrite cannot stand in the dialogue (see ``broken_dialogue`` above)."""
+    details: list[str] = []
     if not after:
-        found["broken_dialogue"].append("the rewrite is empty")
-    allowed = len(_norm(before)) + max(LONGER_SLACK_CHARS, len(_norm(before)) // 4)
-    if len(_norm(after)) > allowed:
-        found["broken_dialogue"].append(
-            f"the rewrite has {len(_norm(after))} characters where the original has "
-            f"{len(_norm(before))}; a removal may add a few words, not this many"
+        details.append("the rewrite is empty")
+    before = dialogue[turn_index].content
+    allowed = len(norm_text(before)) + max(LONGER_SLACK_CHARS, len(norm_text(before)) // 4)
+    if len(norm_text(after)) > allowed:
+        details.append(
+            f"the rewrite has {len(norm_text(after))} characters where the original has "
+            f"{len(norm_text(before))}; a removal may add a few words, not this many"
         )
     prefix = _ROLE_PREFIX.search(after)
     if prefix:
-        found["broken_dialogue"].append(
-            f"the rewrite contains a role name ({prefix.group(0).strip()!r})"
-        )
-    new_dialogue = _replaced(dialogue, turn_index, after)
+        details.append(f"the rewrite contains a role name ({prefix.group(0).strip()!r})")
+    new_dialogue = replaced_turn(dialogue, turn_index, after)
     spoken = [turn for turn in new_dialogue if turn.content.strip()]
     if dialogue[-1].role == "user" and (not spoken or spoken[-1].role != "user"):
-        found["broken_dialogue"].append("the dialogue no longer ends with the user speaking")
+        details.append("the dialogue no longer ends with the user speaking")
+    return details
 
-    spans = [span.strip() for span in removed if span.strip()]
+
+def _not_removed(before: str, after: str, spans: list[str]) -> list[str]:
+    """Why nothing is verifiably gone (see ``nothing_removed`` above)."""
+    details: list[str] = []
     if not spans:
-        found["nothing_removed"].append("the reply lists no removed text")
-    original_norm, after_norm = _norm(before), _norm(after)
+        details.append("the reply lists no removed text")
+    original_norm, after_norm = norm_text(before), norm_text(after)
     for span in spans:
-        if not _has(original_norm, span):
-            found["nothing_removed"].append(f"{span!r} is not in the original utterance")
-        elif _has(after_norm, span):
-            found["nothing_removed"].append(f"{span!r} is still in the rewrite")
-    if not Counter(_words(before)) - Counter(_words(after)):
-        found["nothing_removed"].append("every word of the original utterance is still there")
-
-    if kind == "missing_argument":
-        found["values_still_present"] += _values_still_said(original, turn_index, after, spans)
-    return [f"{code}: {'; '.join(found[code])}" for code in _CODES if found[code]]
+        if not has_form(original_norm, span):
+            details.append(f"{span!r} is not in the original utterance")
+        elif has_form(after_norm, span):
+            details.append(f"{span!r} is still in the rewrite")
+    if not Counter(word_list(before)) - Counter(word_list(after)):
+        details.append("every word of the original utterance is still there")
+    return details
 
 
 def _values_still_said(
@@ -161,10 +176,10 @@ def _values_still_said(
     removed from turn 3 while turn 1 still gives it. Values match whole, at token boundaries.
     """
     dialogue = original.dialogue
-    new_dialogue = _replaced(dialogue, turn_index, after)
+    new_dialogue = replaced_turn(dialogue, turn_index, after)
     details: list[str] = []
-    before_text = _dialogue_text(dialogue, users_only=True)
-    after_text = _dialogue_text(new_dialogue, users_only=True)
+    before_text = dialogue_text(dialogue, users_only=True)
+    after_text = dialogue_text(new_dialogue, users_only=True)
     for gold in original.gold_calls:
         values = _still_callable(gold, before_text, after_text)
         if values:
@@ -184,7 +199,7 @@ def _values_still_said(
                 candidates[value.value] = None
     for span in spans:
         candidates[span] = None
-        candidates.update(dict.fromkeys(_SALIENT.findall(_norm(span))))
+        candidates.update(dict.fromkeys(_SALIENT.findall(norm_text(span))))
     for candidate in candidates:
         where = [number for number, content in others if mentions(content, candidate)]
         if where:
@@ -202,15 +217,15 @@ def _user_turns(dialogue: list[Turn]) -> list[tuple[int, Turn]]:
     return [(index, turn) for index, turn in enumerate(dialogue) if turn.role == "user"]
 
 
-def _value_changes(original: Instance, new_dialogue: list[Turn]) -> tuple[list[str], list[Scalar]]:
+def value_changes(original: Instance, new_dialogue: list[Turn]) -> tuple[list[str], list[Scalar]]:
     """(slots whose user-stated value is gone, user-stated values still said) over all golds.
 
     For provenance and the reviewer: which arguments the rewrite took away, and which values
     the user said verbatim that are still there (harmless for one of several arguments, a
     warning sign when it is the one the rewrite was meant to remove).
     """
-    before = _dialogue_text(original.dialogue, users_only=True)
-    after = _dialogue_text(new_dialogue)
+    before = dialogue_text(original.dialogue, users_only=True)
+    after = dialogue_text(new_dialogue)
     gone: dict[str, None] = {}
     kept: dict[Scalar, None] = {}
     for gold in original.gold_calls:

@@ -45,16 +45,16 @@ from typing import Any
 
 from toolbench.aware.manipulate.call_values import (
     CallValue,
-    _norm,
     gold_call_values,
     mentions,
+    norm_text,
 )
 from toolbench.aware.manipulate.removal_checks import (
     REMOVAL_KINDS,
     RemovalKind,
-    _replaced,
-    _value_changes,
     auto_rejections,
+    replaced_turn,
+    value_changes,
 )
 from toolbench.aware.manipulate.rewrite_parse import RewriteReply, parse_rewrite
 from toolbench.aware.manipulate.rewrite_prompt import DEMONSTRATIONS, rewrite_messages
@@ -128,10 +128,12 @@ def _dialogue_index(original: Instance, reply: RewriteReply) -> tuple[int | None
     if len(users) == 1:
         return users[0], reply.turn != 1
     if reply.turn is None and users:
-        target = _norm(reply.rewritten)[:2000]  # bounds the quadratic matcher on long replies
+        target = norm_text(reply.rewritten)[:2000]  # bounds the quadratic matcher on long replies
 
         def likeness(index: int) -> float:
-            matcher = difflib.SequenceMatcher(None, _norm(original.dialogue[index].content), target)
+            matcher = difflib.SequenceMatcher(
+                None, norm_text(original.dialogue[index].content), target
+            )
             return matcher.ratio()
 
         best = max(reversed(users), key=likeness)  # ties go to the later turn
@@ -197,8 +199,8 @@ def twin_from_reply(
     dialogue = list(original.dialogue)
     removed_slots: list[str] = []
     if index is not None and original.dialogue[index].role == "user":
-        dialogue = _replaced(dialogue, index, parsed.rewritten)
-        removed_slots, kept = _value_changes(original, dialogue)
+        dialogue = replaced_turn(dialogue, index, parsed.rewritten)
+        removed_slots, kept = value_changes(original, dialogue)
         if kept:
             notes["values_kept"] = kept
     return incomplete_twin(
