@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from typing import Any
 
 import pytest
 
 from toolbench.aware.manipulate.call_values import mentions
 from toolbench.aware.manipulate.removal_checks import REMOVAL_KINDS, auto_rejections
-from toolbench.aware.manipulate.rewrite_parse import parse_rewrite
+from toolbench.aware.manipulate.rewrite_parse import MAX_REPLY_CHARS, parse_rewrite
 from toolbench.aware.manipulate.unclear_prompt import (
     UNCLEAR_DEMONSTRATIONS,
     UNCLEAR_SYSTEM_PROMPT,
@@ -208,6 +209,18 @@ def test_an_answer_first_reply_with_a_long_cut_off_explanation_is_read() -> None
     assert parsed is not None
     assert (parsed.turn, parsed.rewritten, parsed.removed) == (1, "Book a room.", ("in Oslo",))
     assert parsed.reasoning.startswith("The city is needed")
+
+
+def test_an_answer_first_reply_longer_than_the_read_limit_is_read_in_bounded_time() -> None:
+    # Past MAX_REPLY_CHARS, and with more braces after the answer than the backward scan
+    # tries: the start of the reply is kept and scanned forward.
+    tail = '{"note": 1} {bad ' * (MAX_REPLY_CHARS // 8)
+    text = reply(1, "Book a room.", ["in Oslo"], after=tail)
+    assert len(text) > MAX_REPLY_CHARS
+    started = time.perf_counter()
+    parsed = parse_rewrite(text)
+    assert time.perf_counter() - started < 5
+    assert parsed is not None and parsed.rewritten == "Book a room."
 
 
 def test_an_explanation_before_the_answer_still_reads() -> None:
