@@ -1,4 +1,4 @@
-"""The conversation with the rewriting model: the prompt, its five demonstrations, the reply.
+"""The prompt for a clear request with a missing argument, and its five demonstrations.
 
 Utterance removal asks a model to rewrite one user turn so that something a call needs is no
 longer said. The prompt shows what the model needs to judge that (the offered APIs with their

@@ -8,11 +8,13 @@ removed spans and the model's reasoning in provenance, and a verification that i
 ``toolbench.aware.review_reasons.AUTO_REASONS``) or ``pending`` for a person to review.
 
 The automatic checks are deliberately conservative: they reject what is certainly wrong
-(nothing changed, nothing verifiably removed, a call whose every value is still said, a turn
-that cannot stand in the dialogue) and leave judgement calls (was the removed detail really
-needed? is it natural?) to the reviewer. Being strict here would throw away good instances
-without anyone seeing them, for example a rewrite that removes a paraphrased date while the
-verbatim restaurant name stays; see ``values_still_present`` in ``auto_rejections``.
+(nothing changed, nothing verifiably removed, a call whose every value the user still says,
+a removed value another user turn still says, a turn that cannot stand in the dialogue)
+and leave judgement calls (was the removed detail really needed? is it natural?) to the
+reviewer. Being strict here would throw away good instances without anyone seeing them, for
+example a rewrite that removes a paraphrased date while the
+verbatim restaurant name stays; see ``values_still_present`` in ``auto_rejections``
+(``removal_checks``; value matching in ``call_values``, the reply reader in ``rewrite_parse``).
 
 Failures of the service (``InfraError`` after retries) and replies a scripted model does not
 have (``ModelOutputError``) never become instances: they are listed in ``RemovalResult.failed``
