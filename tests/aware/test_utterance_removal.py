@@ -527,7 +527,7 @@ def test_values_still_present_when_a_call_is_fully_stated() -> None:
     )
 
 
-def test_values_given_away_by_the_assistant_still_count() -> None:
+def test_values_echoed_only_by_the_assistant_are_left_to_the_reviewer() -> None:
     original = make(
         "a",
         [
@@ -537,8 +537,9 @@ def test_values_given_away_by_the_assistant_still_count() -> None:
         ],
         ["CancelAppointment(appointment_id='48213057')"],
     )
+    # Only user turns count for the automatic check; the echo reaches the reviewer as a note.
     found = rejections(original, 0, "Cancel my appointment.", ["appointment 48213057"])
-    assert list(found) == ["values_still_present"] and "'48213057'" in found["values_still_present"]
+    assert "values_still_present" not in found
 
 
 def test_a_paraphrased_value_is_left_to_the_reviewer() -> None:

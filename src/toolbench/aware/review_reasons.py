@@ -81,8 +81,21 @@ AUTO_REASONS: Mapping[str, str] = MappingProxyType(
             "a listed span was not in the original or is still in the rewrite."
         ),
         "values_still_present": (
-            "A gold call can still be made: every argument value it takes is still said "
-            "verbatim in the dialogue."
+            "What was removed is still said by the user: a gold call whose every argument "
+            "value the user still says verbatim, or a removed value or span that another user "
+            "turn still says (only user turns count; values match whole, not inside words)."
+        ),
+    }
+)
+
+#: Codes an automatic step puts on a *pending* instance to tell the reviewer what it could not
+#: check (not rejections). Read-only.
+AUTO_NOTES: Mapping[str, str] = MappingProxyType(
+    {
+        "values_unchecked": (
+            "No gold call with argument values (e.g. a ToolBench/StableToolBench instance), so "
+            "whether the removed information is still said could not be checked automatically; "
+            "the reviewer judges whether the request can still be served."
         ),
     }
 )

@@ -1,27 +1,29 @@
-"""The conversation with the rewriting model: the prompt, its five demonstrations, the reply.
+"""The prompt for a clear request with a missing argument, and its five demonstrations.
 
 Utterance removal asks a model to rewrite one user turn so that something a call needs is no
 longer said. The prompt shows what the model needs to judge that (the offered APIs with their
 JSON-schema parameters, the dialogue with its user turns numbered, the gold call the dialogue
-supports now) and asks for step-by-step reasoning followed by one JSON object.
+supports now) and asks for one JSON object first and a short explanation after it: a long
+reasoning chain written first was once cut by the token budget before the answer came.
 
 The demonstrations are ``Instance`` objects rendered by the same code as the real input, so the
 model sees exactly one format, and the tests can run the automatic checks on every demonstration
 answer: a demonstration the checks would reject would teach the model the wrong thing.
 
-The reply is hostile input. ``parse_rewrite`` only ever hands it to ``json`` and to string
-operations of its own, never to ``eval``; the scans are bounded so that a huge or adversarial
-reply costs bounded time.
+The reply is hostile input; ``rewrite_parse`` reads it (bounded, never ``eval``) and its
+names are re-exported here. The "unclear request" kind of removal has its own prompt in
+``unclear_prompt``.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from toolbench.aware.manipulate.rewrite_parse import MAX_REPLY_CHARS as MAX_REPLY_CHARS
+from toolbench.aware.manipulate.rewrite_parse import RewriteReply as RewriteReply
+from toolbench.aware.manipulate.rewrite_parse import parse_rewrite as parse_rewrite
 from toolbench.aware.schema import ApiSpec, Instance, Provenance, Turn, complete_instance
 
 #: The JSON keys the model must answer with.
@@ -35,7 +37,7 @@ turns are numbered), and the API call(s) the dialogue supports as it stands. Rew
 turn so that information the call needs is no longer there: after your edit, none of the \
 offered APIs can be called correctly without first asking the user for something.
 
-Work through it step by step:
+Think it through in these steps:
 1. For every argument value in the call(s), find the user's words it comes from. A value may \
 be paraphrased ("next Friday" for a date, "four" for 4).
 2. Pick the decisive user turn: the one whose words supply what the call cannot do without. It \
@@ -52,9 +54,11 @@ grammatical, in the same voice and language. A few glue words ("my order", "some
 fine; new facts are not.
 6. Change only that one user turn. Do not write assistant lines or role names such as "User:".
 
-Then give your answer as one JSON object in a ```json block, with exactly these keys:
+Answer FIRST, with one JSON object in a ```json block, with exactly these keys:
 {"turn": <number of the user turn you rewrote>, "rewritten": "<the whole new utterance>", \
-"removed": ["<each removed span, copied verbatim from the original utterance>", ...]}"""
+"removed": ["<each removed span, copied verbatim from the original utterance>", ...]}
+After the block, explain in a few sentences which values you traced and why the call is no \
+longer possible."""
 
 _DESCRIPTION_LIMIT = 1000
 _PARAMETERS_LIMIT = 1500
@@ -109,7 +113,7 @@ def render_instance(instance: Instance) -> str:
         f"APIs on offer:\n{apis}\n\n"
         f"Dialogue ({user_number} user turn{'s' if user_number != 1 else ''}):\n{dialogue}\n\n"
         f"Call(s) the dialogue supports now:\n{calls}\n\n"
-        "Reason step by step, then give the JSON answer."
+        "Give the JSON answer first, then your short explanation."
     )
 
 
@@ -127,7 +131,7 @@ class Demonstration:
     def reply(self) -> str:
         """The assistant message exactly as a good model would write it."""
         body = json.dumps(self.answer, ensure_ascii=False)
-        return f"{self.reasoning}\n\n```json\n{body}\n```"
+        return f"```json\n{body}\n```\n\n{self.reasoning}"
 
 
 def _schema(required: list[str], **properties: tuple[str, str]) -> dict[str, Any]:
@@ -414,305 +418,3 @@ def rewrite_messages(instance: Instance) -> list[dict[str, str]]:
         messages.append({"role": "assistant", "content": demo.reply()})
     messages.append({"role": "user", "content": render_instance(instance)})
     return messages
-
-
-# -- reading the reply ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RewriteReply:
-    """What the model answered.
-
-    ``turn`` is the number of the user turn as the prompt showed it (1 = first user turn), or
-    None when the reply did not say; ``reasoning`` is the text before the answer.
-    """
-
-    turn: int | None
-    rewritten: str
-    removed: tuple[str, ...]
-    reasoning: str = ""
-
-
-#: Only this much of a reply is read (its end, where the answer is). Longer replies are cut.
-MAX_REPLY_CHARS = 60_000
-#: At most this many "{" positions are tried, last first: bounds the work on hostile input.
-MAX_OBJECT_STARTS = 400
-#: The near-JSON fallback is a Python-level scan, so it gets a tighter budget: fewer starts,
-#: and objects longer than any answer within ``max_tokens`` are not considered.
-MAX_RELAXED_STARTS = 100
-MAX_RELAXED_CHARS = 8_000
-
-_DECODER = json.JSONDecoder()
-
-
-def _as_turn(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e9:
-        return int(value)
-    if isinstance(value, str):
-        match = re.fullmatch(r"\s*(?:user\s+)?(?:turn\s*)?#?\s*(-?\d{1,6})\s*", value, re.I)
-        if match:
-            return int(match.group(1))
-    return None
-
-
-def _as_removed(value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list):
-        return ()
-    return tuple(item for item in value if isinstance(item, str) and item.strip())
-
-
-def _reply_from(obj: Any, depth: int = 0) -> tuple[int | None, str, tuple[str, ...]] | None:
-    """The answer inside a decoded JSON value: a dict with a string "rewritten", maybe nested."""
-    if depth > 4:
-        return None
-    if isinstance(obj, dict):
-        if isinstance(obj.get("rewritten"), str):
-            return _as_turn(obj.get("turn")), obj["rewritten"], _as_removed(obj.get("removed"))
-        for value in obj.values():
-            found = _reply_from(value, depth + 1)
-            if found is not None:
-                return found
-    if isinstance(obj, list):
-        for value in reversed(obj):
-            found = _reply_from(value, depth + 1)
-            if found is not None:
-                return found
-    return None
-
-
-def _object_starts(text: str, limit: int = MAX_OBJECT_STARTS) -> Iterator[int]:
-    """Positions of "{", last first, at most ``limit`` of them."""
-    position = len(text)
-    for _ in range(limit):
-        position = text.rfind("{", 0, position)
-        if position < 0:
-            return
-        yield position
-
-
-def _balanced_end(text: str, start: int) -> int | None:
-    """End (exclusive) of the {...} starting at ``start``, skipping quoted strings of both kinds.
-
-    Used only for the relaxed fallback, where single-quoted strings may occur; a quote that never
-    closes makes the object unbalanced, which is the right answer for broken input.
-    """
-    depth = 0
-    quote: str | None = None
-    escaped = False
-    for index in range(start, min(len(text), start + MAX_RELAXED_CHARS)):
-        char = text[index]
-        if quote is not None:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == quote:
-                quote = None
-            continue
-        if char in "\"'":
-            # An apostrophe inside a word ("don't") is not a quote in relaxed JSON.
-            previous = text[index - 1] if index > start else " "
-            if char == "'" and previous.isalnum():
-                continue
-            quote = char
-        elif char in "{[":
-            depth += 1
-        elif char in "}]":
-            depth -= 1
-            if depth == 0:
-                return index + 1
-            if depth < 0:
-                return None
-    return None
-
-
-_LITERALS = {"True": "true", "False": "false", "None": "null"}
-
-
-def _relaxed_to_json(span: str) -> str | None:
-    """Rewrite a near-JSON object (single quotes, trailing commas, Python literals, bare keys)
-    as JSON.
-
-    A small tokenizer, not a regex replace, so that quotes and commas inside strings are left
-    alone. Returns None when the span has something neither JSON nor this dialect allows.
-    """
-    out: list[str] = []
-    index = 0
-    length = len(span)
-    while index < length:
-        char = span[index]
-        if char in "\"'":
-            quote = char
-            index += 1
-            chars: list[str] = []
-            closed = False
-            while index < length:
-                current = span[index]
-                if current == "\\" and index + 1 < length:
-                    following = span[index + 1]
-                    # \' is only an escape in the single-quoted dialect; JSON has no such escape.
-                    chars.append("'" if following == "'" else "\\" + following)
-                    index += 2
-                    continue
-                if current == quote:
-                    closed = True
-                    index += 1
-                    break
-                if current == '"':
-                    chars.append('\\"')
-                elif current == "\n":
-                    chars.append("\\n")
-                else:
-                    chars.append(current)
-                index += 1
-            if not closed:
-                return None
-            out.append('"' + "".join(chars) + '"')
-            continue
-        if char == ",":
-            # Drop a trailing comma: the next non-space character closes the container.
-            rest = span[index + 1 :].lstrip()
-            if rest[:1] in ("}", "]"):
-                index += 1
-                continue
-        if char.isalpha() or char == "_":
-            end = index
-            while end < length and (span[end].isalnum() or span[end] == "_"):
-                end += 1
-            word = span[index:end]
-            if span[end:].lstrip()[:1] == ":":
-                out.append(f'"{word}"')  # a bare key: {turn: 1}
-            else:
-                out.append(_LITERALS.get(word, word))
-            index = end
-            continue
-        out.append(char)
-        index += 1
-    return "".join(out)
-
-
-def _json_answer(text: str) -> tuple[tuple[int | None, str, tuple[str, ...]], int] | None:
-    """The last well-formed JSON object holding an answer, and where it starts."""
-    for start in _object_starts(text):
-        try:
-            obj, _end = _DECODER.raw_decode(text, start)
-        except (ValueError, RecursionError):
-            continue
-        found = _reply_from(obj)
-        if found is not None:
-            return found, start
-    return None
-
-
-def _relaxed_answer(text: str) -> tuple[tuple[int | None, str, tuple[str, ...]], int] | None:
-    """Like ``_json_answer`` for near-JSON. Only tried when no strict JSON answer exists."""
-    for start in _object_starts(text, MAX_RELAXED_STARTS):
-        end = _balanced_end(text, start)
-        if end is None:
-            continue
-        converted = _relaxed_to_json(text[start:end])
-        if converted is None:
-            continue
-        try:
-            obj = json.loads(converted)
-        except (ValueError, RecursionError):
-            continue
-        found = _reply_from(obj)
-        if found is not None:
-            return found, start
-    return None
-
-
-_LABEL = r"^[ \t>*_#-]*{name}[*_]*[ \t]*[:：][*_]*[ \t]*(?P<rest>.*)$"
-_REWRITTEN_LINE = re.compile(
-    _LABEL.format(name=r"(?:rewritten(?:\s+utterance)?|new\s+utterance)"), re.I | re.M
-)
-_REMOVED_LINE = re.compile(_LABEL.format(name=r"removed(?:\s+(?:spans?|text))?"), re.I | re.M)
-_TURN_LINE = re.compile(_LABEL.format(name=r"(?:user\s+)?turn"), re.I | re.M)
-_QUOTED = re.compile(r'"([^"\n]+)"|“([^”\n]+)”|«([^»\n]+)»')
-_BULLET = re.compile(r"^[ \t]*(?:[-*•]|\d+[.)])[ \t]+(?P<item>.+)$")
-_QUOTES = "\"'“”‘’«»`"
-
-
-def _unquote(text: str) -> str:
-    text = text.strip()
-    while len(text) >= 2 and text[0] in _QUOTES and text[-1] in _QUOTES:
-        text = text[1:-1].strip()
-    return text
-
-
-def _spans(rest: str) -> list[str]:
-    """Removed spans on one "Removed:" line: quoted strings if any, else the whole line."""
-    quoted = [next(group for group in match.groups() if group) for match in _QUOTED.finditer(rest)]
-    if quoted:
-        return quoted
-    rest = _unquote(rest.strip().strip("[]"))
-    return [rest] if rest and rest.lower() not in ("none", "nothing", "n/a") else []
-
-
-def _plain_answer(text: str) -> tuple[tuple[int | None, str, tuple[str, ...]], int] | None:
-    """The "Rewritten: …" / "Removed: …" / "Turn: …" fallback; the last "Rewritten:" wins."""
-    rewrites = list(_REWRITTEN_LINE.finditer(text))
-    if not rewrites:
-        return None
-    last = rewrites[-1]
-    rewritten = _unquote(last.group("rest"))
-    if not rewritten:
-        return None
-    removed: list[str] = []
-    for match in _REMOVED_LINE.finditer(text):
-        rest = match.group("rest").strip()
-        if rest:
-            removed.extend(_spans(rest))
-            continue
-        # "Removed:" alone on its line: the bullet lines right after it are the spans.
-        for line in text[match.end() :].lstrip("\n").splitlines():
-            bullet = _BULLET.match(line)
-            if not bullet:
-                break
-            removed.extend(_spans(bullet.group("item")))
-    turn = None
-    turns = list(_TURN_LINE.finditer(text))
-    if turns:
-        number = re.search(r"-?\d{1,6}", turns[-1].group("rest"))
-        turn = int(number.group(0)) if number else None
-    return (turn, rewritten, tuple(span for span in removed if span.strip())), last.start()
-
-
-def _reasoning(text: str, start: int) -> str:
-    before = text[:start].rstrip()
-    before = re.sub(r"```[a-zA-Z]*\s*$", "", before).rstrip()
-    return before.strip()
-
-
-def parse_rewrite(text: str) -> RewriteReply | None:
-    """Read the model's answer; None when there is none.
-
-    Order: the last well-formed JSON object with a string "rewritten" (bare or in a fence, or
-    nested one level down in a wrapper object); else the same for near-JSON (single quotes,
-    trailing commas, ``True``/``None``); else "Rewritten: …" lines. Never raises.
-    """
-    if not isinstance(text, str) or not text.strip():
-        return None
-    if len(text) > MAX_REPLY_CHARS:
-        text = text[-MAX_REPLY_CHARS:]
-    for reader in (_json_answer, _relaxed_answer, _plain_answer):
-        try:
-            found = reader(text)
-        except (ValueError, RecursionError, MemoryError):
-            found = None
-        if found is not None:
-            (turn, rewritten, removed), start = found
-            return RewriteReply(
-                turn=turn,
-                rewritten=rewritten.strip(),
-                removed=tuple(span.strip() for span in removed),
-                reasoning=_reasoning(text, start),
-            )
-    return None
