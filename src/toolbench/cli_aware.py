@@ -51,6 +51,12 @@ def add_aware_parser(sub: argparse._SubParsersAction[Any], parser_class: type) -
     build.add_argument("--seed", type=int, default=0)
     build.add_argument("--model", help="rewriting model for utterance_removal (any model spec)")
     build.add_argument(
+        "--removal-kind",
+        choices=("missing_argument", "unclear_request"),
+        default="missing_argument",
+        help="utterance_removal: a clear request missing an argument, or a request made unclear",
+    )
+    build.add_argument(
         "--verify-model",
         help="api_replacement: a judge model asked whether an offered API still serves the "
         "request; twins it judges servable are rebuilt from the next-ranked candidate",
@@ -315,6 +321,7 @@ def _build(args: argparse.Namespace, console: Console, default_cache: Path) -> i
         max_similarity=args.max_similarity,
         similarity_ceiling=args.similarity_ceiling,
         verify_model=_verify_model(args, cache_dir, manipulations),
+        removal_kind=args.removal_kind,
         concurrency=args.concurrency,
     )
     columns = (

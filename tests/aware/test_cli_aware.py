@@ -262,3 +262,25 @@ def test_a_judged_servable_twin_is_rebuilt_from_the_next_candidate(
         "--verify-model", "openai:judge", "--out", str(tmp_path / "x.jsonl"),
     )  # fmt: skip
     assert code == 2 and "--verify-model" in stderr
+
+
+def test_removal_kind_reaches_the_rewriter(cli: Cli, tmp_path: Path) -> None:
+    """--removal-kind unclear_request: the twins record the kind they were made with."""
+    seen: list[str] = []
+
+    def rewriter(body: dict[str, Any]) -> str:
+        seen.append(body["messages"][0]["content"])
+        return _reply(1, "Can you do something about the thing for May 14th?", [])
+
+    out = tmp_path / "unclear.jsonl"
+    with FakeOpenAIServer(answer=rewriter) as server:
+        code, stdout, _ = cli(
+            "aware", "build", "--source", f"apibank:{APIBANK}", "--manipulation",
+            "utterance_removal", "--model", "openai:rewriter", "--base-url", server.base_url,
+            "--removal-kind", "unclear_request", "--no-cache", "--out", str(out),
+        )  # fmt: skip
+    assert code == 0, stdout
+    twins = [i for i in read_instances(out) if i.manipulation == "utterance_removal"]
+    assert twins and all(t.provenance.notes["removal_kind"] == "unclear_request" for t in twins)
+    code, _, _ = cli("aware", "build", "--source", f"apibank:{APIBANK}", "--removal-kind", "x")
+    assert code == 2

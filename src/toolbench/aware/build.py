@@ -42,6 +42,7 @@ class BuildSettings:
     max_similarity: float | None = None
     similarity_ceiling: float | None = DEFAULT_CEILING
     verify_model: Any = None  # a toolbench Model that judges replacement twins (optional)
+    removal_kind: str = "missing_argument"  # utterance_removal: or "unclear_request"
     concurrency: int = 4
     #: ``(n, total)``: n more of ``total`` texts embedded (API replacement's long first phase).
     encoding_progress: Callable[[int, int], None] | None = None
@@ -207,7 +208,10 @@ def _with_verdict(twin: Instance, verdict: Any, model_name: str) -> Instance:
 def _remove_utterances(
     complete: list[Instance], settings: BuildSettings, progress: Progress | None
 ) -> tuple[list[Instance], list[tuple[str, str]], list[tuple[str, str]]]:
-    from toolbench.aware.manipulate.utterance_removal import remove_utterances
+    from toolbench.aware.manipulate.utterance_removal import (
+        parse_removal_kind,
+        remove_utterances,
+    )
 
     model = settings.model
     if model is None:
@@ -221,6 +225,7 @@ def _remove_utterances(
                 seed=settings.seed,
                 concurrency=settings.concurrency,
                 progress=progress,
+                kind=parse_removal_kind(settings.removal_kind),
             )
         finally:
             await model.aclose()  # also flushes the response cache to disk
