@@ -19,9 +19,10 @@ shape (ids ``call_<n>_<i>`` for the n-th request's i-th call, ``type: "function"
 the ``content``. The request's ``tools``/``tool_choice`` are recorded in ``requests`` like any
 other field; the server does not check calls against them. Failure injection (checked in this
 order, per request): ``fail_always``; the first ``fail_first`` calls; every ``fail_every``-th
-call, except that a request body whose previous attempt failed that way succeeds (a periodic
-rule would otherwise starve one of several clients retrying in lockstep, which made retry tests
-flaky: with three clients retrying at once, the same one always drew the failing turn).
+call, except that a request body whose previous attempt failed that way succeeds and the
+failure passes to the next other request (a periodic rule would otherwise starve one of several
+clients retrying in lockstep, which made retry tests flaky: with three clients retrying at once,
+the same one always drew the failing turn); the share of failed calls stays 1 in N.
 Failures answer ``fail_status`` (500 by default) with a ``Retry-After: <retry_after>`` header
 when ``retry_after`` is set.
 
@@ -91,6 +92,7 @@ class FakeOpenAIServer:
         self._calls = 0
         self._failures = 0
         self._failed_last: set[str] = set()  # bodies whose last attempt got a periodic failure
+        self._owed = 0  # periodic failures passed on to the next request that may take one
         self._requests: list[dict[str, Any]] = []
         self._paths: list[str] = []
         self._lock = threading.Lock()
@@ -163,6 +165,7 @@ class FakeOpenAIServer:
             self._requests.clear()
             self._paths.clear()
             self._failed_last.clear()
+            self._owed = 0
 
     # ---- request handling ----
 
@@ -173,7 +176,10 @@ class FakeOpenAIServer:
             return False
         key = json.dumps(body, sort_keys=True)
         with self._lock:
-            if n % self.fail_every == 0 and key not in self._failed_last:
+            if n % self.fail_every == 0:
+                self._owed += 1
+            if self._owed and key not in self._failed_last:
+                self._owed -= 1
                 self._failed_last.add(key)
                 return True
             self._failed_last.discard(key)
