@@ -37,6 +37,7 @@ class RunConfig(BaseModel):
     sandbox_memory_mb: int = 768
     use_cache: bool = True
     live: bool = False  # HTTP tasks: the real APIs instead of the simulators
+    max_turns: int = Field(default=10, ge=1)  # model calls a multi-turn solve loop may make
 
     def fingerprint(self, data_digests: dict[str, str]) -> str:
         relevant: dict[str, Any] = self.model_dump(

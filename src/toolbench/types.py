@@ -58,16 +58,22 @@ class TaskContext:
 class GenerationRequest:
     """Everything a model needs to answer, and nothing the cache key must ignore.
 
-    Exactly one of ``prompt`` (completion mode) or ``messages`` (chat mode) is set. ``tools``
-    offers APIs as native tools, as OpenAI function-tool dicts
+    Exactly one of ``prompt`` (completion mode) or ``messages`` (chat mode) is set. Messages
+    are OpenAI chat messages: ``{"role", "content"}``, plus ``tool_calls`` on an assistant
+    message that called tools and ``tool_call_id`` on a ``"tool"`` message answering one.
+    ``tools`` offers APIs as native tools, as OpenAI function-tool dicts
     (``{"type": "function", "function": {"name", "description", "parameters"}}``); it needs
-    chat mode, and the model's calls come back in ``Generation.tool_calls``. ``sample``,
-    ``epoch`` and ``context`` are for built-in models (oracle, replay, baseline); they are not
-    part of the cache key because real models never see them.
+    chat mode, and the model's calls come back in ``Generation.tool_calls``.
+
+    ``step`` names the call within its sample's solve loop (``answer`` for one-call tasks,
+    ``turn-3``, ``parse_obj_name#2``...): replay files and the run log key calls by it.
+    ``sample``, ``epoch``, ``context`` and ``ideal`` (the gold answer of this step, with
+    ``ideal_tool_calls`` for a step answered by tool calls) are for built-in models (oracle,
+    replay, baseline). None of these is part of the cache key: real models never see them.
     """
 
     prompt: str | None = None
-    messages: tuple[Mapping[str, str], ...] | None = None
+    messages: tuple[Mapping[str, Any], ...] | None = None
     stop: tuple[str, ...] = ()
     max_tokens: int = 256
     temperature: float = 0.0
@@ -76,6 +82,9 @@ class GenerationRequest:
     epoch: int = 0
     context: TaskContext | None = None
     tools: tuple[Mapping[str, Any], ...] | None = None
+    step: str = "answer"
+    ideal: str | None = None
+    ideal_tool_calls: tuple[Mapping[str, Any], ...] = ()
 
     def cache_payload(self) -> dict[str, Any]:
         """The parts of the request that can change a real model's answer.
@@ -87,7 +96,7 @@ class GenerationRequest:
         payload: dict[str, Any] = {
             "epoch": self.epoch,
             "prompt": self.prompt,
-            "messages": [dict(m) for m in self.messages] if self.messages else None,
+            "messages": [_plain(m) for m in self.messages] if self.messages else None,
             "stop": list(self.stop),
             "max_tokens": self.max_tokens,
             "temperature": self.temperature,

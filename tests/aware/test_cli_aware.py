@@ -186,7 +186,7 @@ def test_encoding_progress_is_a_bar_on_a_terminal_and_lines_in_a_log() -> None:
     from rich.console import Console
     from rich.progress import Progress
 
-    from toolbench.cli_aware import EncodingProgress
+    from toolbench.cli.aware import EncodingProgress
 
     log = io.StringIO()
     console = Console(file=log, force_terminal=False, width=120)

@@ -1,30 +1,33 @@
-"""The run: for every sample x epoch, prompt -> generate -> extract -> execute -> score -> log.
+"""The run's work: every sample x epoch solved by its task, each record appended as it ends.
 
-Samples run concurrently (bounded by ``concurrency``); every finished sample is appended to the
-run log at once, so an interrupted run loses nothing and a rerun skips what is done.
+Work items run concurrently (bounded by ``concurrency``); every finished item is appended to the
+run log at once, so an interrupted run loses nothing and a rerun skips what is done. The same
+loop runs tool-task samples and awareness items (``aware/evaluate/run.py``).
 
-Nothing a model writes ends the run: an unexpected exception while extracting or scoring one
-reply becomes that sample's ``model_error`` (with the exception named, so a harness bug stays
-visible), and records are bounded before they are written (``store.RunStore.append``).
+Nothing a model writes ends the run. The task's whole solve loop is wrapped: an ``InfraError``
+or a sandbox failure anywhere in it (the model call, executing, scoring) is the sample's
+``infra_error`` (retried on resume); a model error is ``model_error``; any other exception is a
+``model_error`` naming the exception, so a harness bug stays visible. Records are bounded
+before they are written (``store.RunStore.append``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from toolbench.models.base import Model, ModelOutputError
-from toolbench.prompts.builder import Prompter
 from toolbench.runner.bounded import bounded_text
+from toolbench.runner.solve import Recorder, SampleState, TooManyCalls, prompt_hash
 from toolbench.runner.store import Key, RunStore
-from toolbench.sandbox.memo import ProgramRunner
-from toolbench.tasks.base import Task, TaskData
-from toolbench.types import Generation, GenerationRequest, InfraError, Outcome, Sample, Status
+from toolbench.sandbox import SandboxError
+from toolbench.tasks.base import Resources, Task
+from toolbench.types import InfraError, Outcome, Sample, Status
+
+__all__ = ["prompt_hash"]  # re-exported: older callers import it from here
 
 # Records keep the prediction for audit; a runaway reply is cut to this many characters.
 MAX_PREDICTION_CHARS = 20_000
@@ -35,14 +38,18 @@ MAX_MESSAGE_CHARS = 2_000
 @dataclass
 class PreparedTask:
     task: Task
-    data: TaskData
-    prompter: Prompter
+    resources: Resources
     samples: list[Sample]
+
+    @property
+    def data(self) -> Any:
+        return self.resources.data
 
 
 @dataclass
 class SessionStats:
-    """What this invocation did (a resumed run adds to what earlier sessions did)."""
+    """What this invocation did (a resumed run adds to what earlier sessions did). It is
+    updated as each record is written, so an interrupted session still counts what it did."""
 
     done: int = 0
     model_calls: int = 0
@@ -52,104 +59,116 @@ class SessionStats:
     elapsed_s: float = 0.0
     counts: dict[str, int] = field(default_factory=lambda: {s.value: 0 for s in Status})
 
-
-def prompt_hash(request: GenerationRequest) -> str:
-    """A short hash of exactly what the model was shown (prompt or messages)."""
-    if request.prompt is not None:
-        text = request.prompt
-    else:
-        text = json.dumps([dict(m) for m in request.messages or ()], sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-async def solve_one(
-    prepared: PreparedTask, sample: Sample, epoch: int, model: Model, sandbox: ProgramRunner
-) -> tuple[Outcome, Generation | None, str, str]:
-    """One sample through the pipeline: (outcome, generation, prediction text, prompt hash)."""
-    request = prepared.prompter.request(sample, epoch)
-    phash = prompt_hash(request)
-    try:
-        generation = await model.generate(request)
-    except InfraError as exc:
-        return Outcome(status=Status.INFRA_ERROR, message=one_line(exc)), None, "", phash
-    except ModelOutputError as exc:
-        return Outcome(status=Status.MODEL_ERROR, message=one_line(exc)), None, "", phash
-    try:
-        action = prepared.task.extract_action(generation.text)
-        outcome = await prepared.task.score(prepared.data, sample, action, sandbox)
-    except InfraError as exc:  # e.g. a live service down: retried on resume, not scored
-        outcome = Outcome(status=Status.INFRA_ERROR, message=one_line(exc))
-    except Exception as exc:  # one hostile reply must not end the run; say what happened
-        message = f"internal error while scoring this reply: {one_line(exc)}"
-        outcome = Outcome(status=Status.MODEL_ERROR, message=message)
-    return outcome, generation, generation.text, phash
+    def count(self, record: dict[str, Any]) -> None:
+        self.done += 1
+        self.counts[record["status"]] += 1
+        for call in record.get("calls") or ():
+            self.model_calls += 1
+            self.cached_calls += int(bool(call.get("cached")))
+            self.prompt_tokens += int(call.get("prompt_tokens") or 0)
+            self.completion_tokens += int(call.get("completion_tokens") or 0)
 
 
-def make_record(
-    sample: Sample,
-    epoch: int,
-    outcome: Outcome,
-    generation: Generation | None,
-    prediction: str,
-    phash: str,
+@dataclass(frozen=True)
+class WorkItem:
+    """One record's worth of work: its log key, its progress bar, and how to make the record
+    (a coroutine function that never raises for anything a model does)."""
+
+    key: Key
+    bar: str
+    run: Callable[[], Awaitable[dict[str, Any]]]
+
+
+def sample_work(prepared: Sequence[PreparedTask], epochs: int, model: Model) -> list[WorkItem]:
+    """Every (task, sample, epoch) of a tool-task run, epoch by epoch."""
+
+    def item(p: PreparedTask, sample: Sample, epoch: int) -> WorkItem:
+        async def run() -> dict[str, Any]:
+            return await solve_sample(p.task, p.resources, sample, epoch, model)
+
+        return WorkItem((p.task.name, sample.id, epoch), p.task.name, run)
+
+    return [item(p, s, e) for e in range(epochs) for p in prepared for s in p.samples]
+
+
+async def solve_sample(
+    task: Task, resources: Resources, sample: Sample, epoch: int, model: Model
 ) -> dict[str, Any]:
-    """The log record of one sample. Model-controlled text is cut here (prediction, message);
-    everything else is bounded when the store writes it, so this never raises."""
+    """One sample through its task's solve loop, into its log record."""
+    state = SampleState(sample=sample, epoch=epoch)
+    outcome = await guarded_solve(
+        lambda: task.solve(state, Recorder(model, state), resources), state
+    )
+    return make_record(state, outcome)
+
+
+async def guarded_solve(solve: Callable[[], Awaitable[Outcome]], state: SampleState) -> Outcome:
+    """Run a solve loop; whatever it raises becomes the sample's outcome (see module doc)."""
+    try:
+        return await solve()
+    except InfraError as exc:  # e.g. a live service down: retried on resume, not scored
+        return Outcome(status=Status.INFRA_ERROR, message=one_line(exc))
+    except SandboxError as exc:  # the sandbox itself failed: the harness's problem
+        return Outcome(status=Status.INFRA_ERROR, message=f"sandbox: {one_line_text(str(exc))}")
+    except (ModelOutputError, TooManyCalls) as exc:
+        return Outcome(status=Status.MODEL_ERROR, message=one_line(exc))
+    except Exception as exc:  # one hostile reply must not end the run; say what happened
+        where = "scoring this reply" if state.calls else "solving this sample"
+        message = f"internal error while {where}: {one_line(exc)}"
+        return Outcome(status=Status.MODEL_ERROR, message=message)
+
+
+def make_record(state: SampleState, outcome: Outcome) -> dict[str, Any]:
+    """The log record of one sample. Model-controlled text is cut here (prediction, message,
+    call texts); everything else is bounded when the store writes it, so this never raises.
+
+    The top-level tokens, latency and cache flag are the evaluated model's calls summed (one
+    call for one-call tasks, as before there was a call list); ``calls`` lists every call."""
+    sample, calls = state.sample, state.model_calls()
     return {
         "task": sample.task,
         "id": sample.id,
-        "epoch": epoch,
+        "epoch": state.epoch,
         "status": outcome.status.value,
         "success": outcome.success,
         "metrics": outcome.metrics,
         "message": one_line_text(outcome.message),
-        "prediction": bounded_text(prediction, MAX_PREDICTION_CHARS),
-        "prompt_hash": phash,
-        "latency_s": round(generation.latency_s, 4) if generation else None,
-        "prompt_tokens": generation.prompt_tokens if generation else 0,
-        "completion_tokens": generation.completion_tokens if generation else 0,
-        "cached": generation.cached if generation else False,
+        "prediction": bounded_text(state.prediction, MAX_PREDICTION_CHARS),
+        "prompt_hash": state.first_prompt_hash,
+        "latency_s": round(sum(c.latency_s for c in calls), 4) if calls else None,
+        "prompt_tokens": sum(c.prompt_tokens for c in calls),
+        "completion_tokens": sum(c.completion_tokens for c in calls),
+        "cached": bool(calls) and all(c.cached for c in calls),
         "details": outcome.details,
+        "calls": [call.as_json() for call in state.calls],
+        **({"trace": state.trace} if state.trace else {}),
     }
 
 
-async def run_all(
-    prepared: list[PreparedTask],
-    epochs: int,
-    done: set[Key],
-    model: Model,
-    sandbox: ProgramRunner,
+async def run_work(
+    work: Sequence[WorkItem],
     store: RunStore,
     concurrency: int,
+    stats: SessionStats,
     on_progress: Callable[[str], None] | None = None,
-) -> SessionStats:
-    """Run every (task, sample, epoch) not in ``done``; append each record as it finishes."""
-    stats = SessionStats()
-    work = [
-        (p, s, e)
-        for e in range(epochs)
-        for p in prepared
-        for s in p.samples
-        if (p.task.name, s.id, e) not in done
-    ]
-    start = time.perf_counter()
-    queue: asyncio.Queue[tuple[PreparedTask, Sample, int]] = asyncio.Queue()
+) -> None:
+    """Run every item; append each record as it finishes and count it into ``stats``."""
+    queue: asyncio.Queue[WorkItem] = asyncio.Queue()
     for item in work:
         queue.put_nowait(item)
+    start = time.perf_counter()
 
     async def worker() -> None:
         while True:
             try:
-                p, sample, epoch = queue.get_nowait()
+                item = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            outcome, generation, prediction, phash = await solve_one(
-                p, sample, epoch, model, sandbox
-            )
-            store.append(make_record(sample, epoch, outcome, generation, prediction, phash))
-            _count(stats, outcome, generation)
+            record = await item.run()
+            store.append(record)
+            stats.count(record)
             if on_progress is not None:
-                on_progress(p.task.name)
+                on_progress(item.bar)
 
     workers = [asyncio.create_task(worker()) for _ in range(min(concurrency, len(work)) or 1)]
     try:
@@ -158,17 +177,6 @@ async def run_all(
         for task in workers:
             task.cancel()
         stats.elapsed_s = time.perf_counter() - start
-    return stats
-
-
-def _count(stats: SessionStats, outcome: Outcome, generation: Generation | None) -> None:
-    stats.done += 1
-    stats.counts[outcome.status.value] += 1
-    if generation is not None:
-        stats.model_calls += 1
-        stats.cached_calls += int(generation.cached)
-        stats.prompt_tokens += generation.prompt_tokens
-        stats.completion_tokens += generation.completion_tokens
 
 
 def one_line(exc: BaseException) -> str:

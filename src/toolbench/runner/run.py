@@ -8,56 +8,30 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as dt
-import re
 import sys
 from collections import defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.progress import Task as ProgressTask
-from rich.text import Text
 
 from toolbench import __version__
 from toolbench.config import RunConfig
+from toolbench.errors import UserError
 from toolbench.models.base import Model, ModelOptions
+from toolbench.models.builtin import ReplayModel, check_replay
 from toolbench.models.spec import make_model
 from toolbench.prompts.builder import PromptConfig, Prompter
-from toolbench.runner.engine import PreparedTask, SessionStats, run_all
+from toolbench.runner.engine import PreparedTask, sample_work
+from toolbench.runner.lifecycle import RunPlan, RunResult, execute_plan, slug
 from toolbench.runner.metrics import counts_of, task_metrics
-from toolbench.runner.store import RunStore, read_records, read_run_info
 from toolbench.sandbox.limits import Limits
 from toolbench.sandbox.memo import MemoizedSandbox, ProgramRunner
 from toolbench.sandbox.pool import SandboxPool
-from toolbench.tasks.base import LiveOptions, Task
+from toolbench.tasks.base import LiveOptions, Resources, Task
 from toolbench.tasks.registry import parse_task_list
 
-
-class RateColumn(ProgressColumn):
-    """Samples per second, the number users watch when tuning --concurrency."""
-
-    def render(self, task: ProgressTask) -> Text:
-        speed = task.finished_speed or task.speed
-        return Text(f"{speed:7.1f}/s" if speed else "      -/s", style="progress.data.speed")
-
-
-@dataclass
-class RunResult:
-    folder: Path
-    info: dict[str, Any]
-    stats: SessionStats
-
+__all__ = ["RunResult", "execute", "prepare_tasks", "prompt_config_for", "redact_command"]
 
 SECRET_FLAGS = ("--api-key",)
 
@@ -96,43 +70,25 @@ def prompt_config_for(task: Task, config: RunConfig) -> PromptConfig:
 def prepare_tasks(
     config: RunConfig, sandbox: ProgramRunner, cache_dir: Path | None
 ) -> list[PreparedTask]:
+    """Load every task's data and build its prompts, then execute the golds (a failing gold
+    is a ``UserError`` naming file:line, raised before any run folder exists)."""
     data_dir = Path(config.data_dir) if config.data_dir else None
     live = LiveOptions(cache_dir=cache_dir if config.use_cache else None) if config.live else None
     prepared = []
     for task in parse_task_list(",".join(config.tasks)):
-        data = task.load(config.version, data_dir, sandbox, live)
+        data = task.load(config.version, data_dir, live)
         samples = data.samples[: config.limit] if config.limit else data.samples
         prompter = Prompter(data.context, prompt_config_for(task, config), cache_dir)
         prompter.prepare(samples)
-        prepared.append(PreparedTask(task=task, data=data, prompter=prompter, samples=samples))
+        resources = Resources(data, sandbox, prompter, max_turns=config.max_turns)
+        prepared.append(PreparedTask(task=task, resources=resources, samples=samples))
+
+    async def run_golds() -> None:
+        for p in prepared:
+            await p.task.prepare(p.data, sandbox)
+
+    asyncio.run(run_golds())
     return prepared
-
-
-def slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:80]
-
-
-def choose_folder(config: RunConfig, fingerprint: str, out: Path | None, runs_dir: Path) -> Path:
-    """--out if given; else the newest unfinished run of this config (resume); else a new one."""
-    prefix = f"{slug('+'.join(config.tasks))}-{slug(config.model)}-"
-    return folder_for(prefix, fingerprint, out, runs_dir)
-
-
-def folder_for(prefix: str, fingerprint: str, out: Path | None, runs_dir: Path) -> Path:
-    """--out if given; else the newest unfinished run with this prefix and fingerprint; else a
-    new ``<prefix><timestamp>`` folder."""
-    if out is not None:
-        return out
-    if runs_dir.is_dir():
-        for folder in sorted(runs_dir.glob(prefix + "*"), reverse=True):
-            try:
-                info = read_run_info(folder)
-            except Exception:
-                continue
-            if info.get("fingerprint") == fingerprint and info.get("status") != "complete":
-                return folder
-    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    return runs_dir / f"{prefix}{stamp}"
 
 
 def execute(
@@ -143,6 +99,7 @@ def execute(
     cache_dir: Path | None,
     console: Console,
     sandbox_workers: int | None = None,
+    allow_missing: bool = False,
 ) -> RunResult:
     limits = Limits(wall_s=config.sandbox_wall_s, memory_mb=config.sandbox_memory_mb)
     with contextlib.ExitStack() as stack:
@@ -154,88 +111,53 @@ def execute(
             sandbox = memo
         model = make_model(config.model, options)
         prepared = prepare_tasks(config, sandbox, cache_dir)
+        if isinstance(model, ReplayModel):
+            _check_replay(model, prepared, allow_missing)
         for task in prepared:  # e.g. a live task's scratch resources, released when the run ends
             close = getattr(task.data.runtime, "close", None)
             if callable(close):
                 stack.callback(close)
-        digests = {p.task.name: p.data.digest for p in prepared}
-        fingerprint = config.fingerprint(digests)
-        folder = choose_folder(config, fingerprint, out, runs_dir)
-        store, previous, done = open_run(folder, fingerprint, console)
-        info = _base_info(config, fingerprint, prepared, previous)
-        store.write_info(info)
-        stats = SessionStats()
-        status = "failed"
-        try:
-            stats = _run_with_progress(config, prepared, set(done), model, sandbox, store, console)
-            status = "complete"
-        except (KeyboardInterrupt, asyncio.CancelledError):
-            status = "interrupted"
-            raise
-        finally:
-            store.close()
-            info = finish_info(info, prepared, folder, stats, status)
-            info["isolation"] = pool.isolation  # what kept model code in (see sandbox README)
-            record_log_check(info, store, console)
-            store.write_info(info)
-        return RunResult(folder=folder, info=info, stats=stats)
+        plan = task_plan(config, prepared, model)
+        plan.extra_final["isolation"] = pool.isolation  # what kept model code in
+        return execute_plan(plan, out, runs_dir, console)
 
 
-def _run_with_progress(
-    config: RunConfig,
-    prepared: list[PreparedTask],
-    done: set[tuple[str, str, int]],
-    model: Model,
-    sandbox: ProgramRunner,
-    store: RunStore,
-    console: Console,
-) -> SessionStats:
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        RateColumn(),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
+def _check_replay(model: ReplayModel, prepared: list[PreparedTask], allow_missing: bool) -> None:
+    """A replay file that does not fit the data is refused before anything runs (exit 2);
+    with --allow-missing the run goes on, samples without a prediction score as crashes, and
+    one line on stderr says what was found."""
+    known = {p.task.name: {s.id for s in p.data.samples} for p in prepared}
+    wanted = {p.task.name: {s.id for s in p.samples} for p in prepared}
+    problems = check_replay(model, known, wanted)
+    if not problems:
+        return
+    text = "; ".join(problems)
+    if not allow_missing:
+        raise UserError(
+            f"--model replay:{model.path}: {text}; fix the file, or pass --allow-missing to "
+            "score samples without a prediction as crashes"
+        )
+    print(f"toolbench: warning: replay file {model.path}: {text}", file=sys.stderr)
+
+
+def task_plan(config: RunConfig, prepared: list[PreparedTask], model: Model) -> RunPlan:
+    """The run of ``config`` over the prepared tasks, as the lifecycle runs it."""
+    digests = {p.task.name: p.data.digest for p in prepared}
+    return RunPlan(
+        prefix=f"{slug('+'.join(config.tasks))}-{slug(config.model)}-",
+        fingerprint=config.fingerprint(digests),
+        selection={"limit": config.limit, "epochs": config.epochs},
+        info=_base_info(config, prepared),
+        work=sample_work(prepared, config.epochs, model),
+        finish=lambda info, records: finish_info(info, prepared, records),
+        concurrency=config.concurrency,
+        closers=[model.aclose],
     )
-    with Progress(
-        *columns, console=console, transient=False, disable=not console.is_terminal
-    ) as bar:
-        bars = {}
-        for p in prepared:
-            total = len(p.samples) * config.epochs
-            finished = sum(1 for (t, _, e) in done if t == p.task.name and e < config.epochs)
-            bars[p.task.name] = bar.add_task(p.task.name, total=total, completed=finished)
-
-        def advance(task_name: str) -> None:
-            bar.advance(bars[task_name])
-
-        async def main() -> SessionStats:
-            try:
-                return await run_all(
-                    prepared,
-                    config.epochs,
-                    done,
-                    model,
-                    sandbox,
-                    store,
-                    config.concurrency,
-                    advance,
-                )
-            finally:
-                await model.aclose()
-
-        return asyncio.run(main())
 
 
-def _base_info(
-    config: RunConfig, fingerprint: str, prepared: list[PreparedTask], previous: dict[str, Any]
-) -> dict[str, Any]:
+def _base_info(config: RunConfig, prepared: list[PreparedTask]) -> dict[str, Any]:
     return {
         "toolbench_version": __version__,
-        "status": "running",
-        "fingerprint": fingerprint,
         "command": redact_command(sys.argv),
         "config": config.model_dump(mode="json"),
         "data": {
@@ -248,19 +170,16 @@ def _base_info(
             }
             for p in prepared
         },
-        **carried_totals(previous),
+        "metric_names": {p.task.name: list(p.task.metrics) for p in prepared},
     }
 
 
 def finish_info(
-    info: dict[str, Any],
-    prepared: list[PreparedTask],
-    folder: Path,
-    stats: SessionStats,
-    status: str,
-) -> dict[str, Any]:
+    info: dict[str, Any], prepared: list[PreparedTask], records: list[dict[str, Any]]
+) -> tuple[dict[str, Any], int]:
+    """Metrics and counts per task over the selected samples and epochs of the whole log;
+    and how many of those ended scored or as model errors."""
     info = dict(info)
-    records = read_records(folder)
     epochs = int(info["config"]["epochs"])
     by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for record in records:
@@ -276,74 +195,5 @@ def finish_info(
         if epochs > 1:
             info["metrics_spread"][p.task.name] = spread
         info["counts"][p.task.name] = counts_of(task_records)
-    add_session(info, stats)
-    total = sum(len(p.samples) for p in prepared) * epochs
     finished = sum(c["scored"] + c["model_error"] for c in info["counts"].values())
-    if status == "complete" and finished < total:
-        status = "incomplete"  # infra errors remain; rerun the command to retry them
-    info["status"] = status
-    return info
-
-
-def open_run(
-    folder: Path, fingerprint: str, console: Console
-) -> tuple[RunStore, dict[str, Any], dict[tuple[str, str, int], dict[str, Any]]]:
-    """The run folder's store, its previous run.json (empty if new) and the finished records;
-    a folder holding another configuration is refused (``UserError``)."""
-    store = RunStore(folder)
-    previous: dict[str, Any] = {}
-    if store.exists():
-        store.check_fingerprint(fingerprint)
-        previous = read_run_info(folder)
-    done = store.prepare_resume()
-    if done:
-        console.print(f"[dim]resuming {folder}: {len(done)} records already done[/dim]")
-    return store, previous, done
-
-
-def record_log_check(info: dict[str, Any], store: RunStore, console: Console) -> None:
-    """Check the log against the chain this process wrote, before run.json is finalised:
-    ``"log_verified"`` in run.json, and one warning line if the log changed under the run
-    (e.g. a program that escaped the sandbox rewrote it). In place; never raises."""
-    check = store.verify()
-    info["log_verified"] = check.ok
-    info.pop("log_problem", None)
-    if not check.ok:
-        info["log_problem"] = check.describe(store.samples_file)
-        console.print(
-            f"warning: {info['log_problem']}", style="bold red", markup=False, soft_wrap=True
-        )
-
-
-def carried_totals(previous: dict[str, Any]) -> dict[str, Any]:
-    """The run.json totals a resumed run continues from (fresh ones for a new run)."""
-    now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    timing = previous.get("timing", {})
-    return {
-        "timing": {
-            "started": timing.get("started", now),
-            "sessions": timing.get("sessions", 0) + 1,
-            "elapsed_s": timing.get("elapsed_s", 0.0),
-        },
-        "tokens": previous.get("tokens", {"prompt": 0, "completion": 0}),
-        "model_calls": previous.get("model_calls", {"live": 0, "cached": 0}),
-    }
-
-
-def add_session(info: dict[str, Any], stats: SessionStats) -> None:
-    """Add this session's time, tokens and model calls to the run's totals (in place)."""
-    timing = dict(info["timing"])
-    timing["finished"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    timing["elapsed_s"] = round(float(timing.get("elapsed_s", 0.0)) + stats.elapsed_s, 3)
-    timing["last_session_samples_per_s"] = (
-        round(stats.done / stats.elapsed_s, 2) if stats.elapsed_s > 0 else None
-    )
-    info["timing"] = timing
-    info["tokens"] = {
-        "prompt": info["tokens"]["prompt"] + stats.prompt_tokens,
-        "completion": info["tokens"]["completion"] + stats.completion_tokens,
-    }
-    info["model_calls"] = {
-        "live": info["model_calls"]["live"] + stats.model_calls - stats.cached_calls,
-        "cached": info["model_calls"]["cached"] + stats.cached_calls,
-    }
+    return info, finished

@@ -1,7 +1,10 @@
-"""What a task is, and the shared machinery of tasks whose actions are Python programs.
+"""What a task is: load its data, prepare its golds, solve a sample, aggregate outcomes.
 
-A task turns a model's text into an ``Outcome``. The runner only knows this protocol, so a new
-task is a folder with an ``__init__.py`` that builds a ``Task`` plus one line in ``registry.py``.
+The runner only knows this protocol, so a new task is a folder with an ``__init__.py`` that
+builds a ``Task`` plus one line in ``registry.py``. A task owns its solve loop: it asks the
+model through the runner's recording ``generate`` as often as its shape needs (once for the
+ToolBench tasks, every turn of an episode, from inside a running program) and returns the
+sample's ``Outcome``.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from toolbench.prompts.builder import Prompter
+from toolbench.runner.solve import Generate, SampleState
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.types import Outcome, Sample, TaskContext
 
@@ -67,34 +72,44 @@ class TaskData:
     context: TaskContext
     source: str  # folder the test.jsonl came from
     digest: str  # content hash of everything that can change scores
-    # Per sample id, the gold world states (one per label), computed once at load.
+    # Per sample id, the gold world states (one per label), computed once by ``prepare``.
     gold: dict[str, list[Any]] = field(default_factory=dict)
     # Whatever the task needs at scoring time for this load (e.g. an HTTP executor).
     runtime: Any = None
 
 
+@dataclass
+class Resources:
+    """What a solve loop may use besides the model: the loaded data (with its golds), the
+    sandbox that runs programs, the prompt builder, and the loop's limits."""
+
+    data: TaskData
+    sandbox: ProgramRunner
+    prompter: Prompter
+    max_turns: int = 10
+
+
 class Task(Protocol):
     name: str
     summary: str
+    #: The one definition of the task's metrics: the run table, run.json and report use it.
     metrics: tuple[str, ...]
     defaults: TaskDefaults
 
     def versions(self) -> list[str]: ...
 
     def load(
-        self,
-        version: str,
-        data_dir: Path | None,
-        sandbox: ProgramRunner,
-        live: LiveOptions | None = None,
-    ) -> TaskData: ...
-
-    def extract_action(self, text: str) -> str:
-        """The action to execute from a model's raw reply (completion or chat)."""
+        self, version: str, data_dir: Path | None, live: LiveOptions | None = None
+    ) -> TaskData:
+        """Read and validate the data; executes nothing (``toolbench prompt`` needs no golds)."""
         ...
 
-    async def score(
-        self, data: TaskData, sample: Sample, action: str, sandbox: ProgramRunner
+    async def prepare(self, data: TaskData, sandbox: ProgramRunner) -> None:
+        """Execute the golds (a failing one is a ``UserError`` naming file:line)."""
+        ...
+
+    async def solve(
+        self, state: SampleState, generate: Generate, resources: Resources
     ) -> Outcome: ...
 
     def aggregate(self, outcomes: Sequence[Outcome]) -> dict[str, float]: ...

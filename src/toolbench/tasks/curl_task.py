@@ -24,9 +24,10 @@ from typing import Any
 from starlette.routing import Match
 
 from toolbench.errors import UserError
+from toolbench.runner.solve import Generate, SampleState
 from toolbench.sandbox.curl import CurlError, HttpRequest, first_curl_line, parse_curl
 from toolbench.sandbox.memo import ProgramRunner
-from toolbench.tasks.base import LiveOptions, TaskData, TaskDefaults, TaskGenerator
+from toolbench.tasks.base import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
 from toolbench.tasks.folder import load_folder, package_versions
 from toolbench.tasks.http_exec import (
     HttpResult,
@@ -38,6 +39,7 @@ from toolbench.tasks.http_exec import (
 from toolbench.tasks.program_task import PROGRAM_METRICS, crash_outcome
 from toolbench.tasks.scoring import best_match, mean_metrics
 from toolbench.tasks.service import SIMULATED_API_KEY, SimulatedService
+from toolbench.tasks.single_turn import solve_single_turn
 from toolbench.types import InfraError, Outcome, Sample, Status
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -77,19 +79,17 @@ class CurlTask:
     # -- loading -------------------------------------------------------------------------------
 
     def load(
-        self,
-        version: str,
-        data_dir: Path | None,
-        sandbox: ProgramRunner,
-        live: LiveOptions | None = None,
+        self, version: str, data_dir: Path | None, live: LiveOptions | None = None
     ) -> TaskData:
         data = load_folder(self.name, self.package_dir, version, data_dir)
         data.runtime = self._executor(live)
-        if live is None:
-            # Offline, every gold is validated up front (a failing one is a data error). Live,
-            # golds run next to their prediction, so an outage is that sample's infra error.
-            data.gold = asyncio.run(self._run_golds(data))
         return data
+
+    async def prepare(self, data: TaskData, sandbox: ProgramRunner) -> None:
+        """Offline, every gold is validated up front (a failing one is a data error). Live,
+        golds run next to their prediction, so an outage is that sample's infra error."""
+        if not isinstance(data.runtime, LiveExecutor):
+            data.gold = await self._run_golds(data)
 
     def _executor(self, live: LiveOptions | None) -> SimulatedExecutor | LiveExecutor:
         if live is None:
@@ -151,7 +151,10 @@ class CurlTask:
     def _view(self, result: HttpResult) -> dict[Any, Any]:
         return response_view(result.body, self.drop_keys)
 
-    # -- scoring -------------------------------------------------------------------------------
+    # -- solving and scoring -------------------------------------------------------------------
+
+    async def solve(self, state: SampleState, generate: Generate, resources: Resources) -> Outcome:
+        return await solve_single_turn(self, state, generate, resources)
 
     def extract_action(self, text: str) -> str:
         return first_curl_line(text) or ""

@@ -2,11 +2,12 @@
 
 The prediction and every gold program run in the sandbox on fresh worlds; the final world
 states are compared key by key, so programs that reach the same state are the same answer.
-Gold states are computed once, when the data is loaded and validated.
+Gold states are computed once, by ``prepare``, before any sample is solved.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,12 +15,14 @@ from typing import Any
 
 from toolbench.errors import UserError
 from toolbench.prompts.extract import extract_program
+from toolbench.runner.solve import Generate, SampleState
 from toolbench.sandbox import SandboxError
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.sandbox.world import WorldFactory
-from toolbench.tasks.base import LiveOptions, TaskData, TaskDefaults, TaskGenerator
+from toolbench.tasks.base import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
 from toolbench.tasks.folder import load_folder, package_versions
 from toolbench.tasks.scoring import best_match, mean_metrics
+from toolbench.tasks.single_turn import solve_single_turn
 from toolbench.types import Outcome, Sample, Status
 
 PROGRAM_METRICS = ("success_rate", "crash_rate", "precision", "recall", "f1")
@@ -39,17 +42,14 @@ class ProgramTask:
         return package_versions(self.package_dir)
 
     def load(
-        self,
-        version: str,
-        data_dir: Path | None,
-        sandbox: ProgramRunner,
-        live: LiveOptions | None = None,
+        self, version: str, data_dir: Path | None, live: LiveOptions | None = None
     ) -> TaskData:
         if live is not None:
             raise UserError(f"task {self.name} has no live API (--live is for HTTP tasks)")
-        data = load_folder(self.name, self.package_dir, version, data_dir)
-        data.gold = self._run_golds(data.samples, sandbox)
-        return data
+        return load_folder(self.name, self.package_dir, version, data_dir)
+
+    async def prepare(self, data: TaskData, sandbox: ProgramRunner) -> None:
+        data.gold = await asyncio.to_thread(self._run_golds, data.samples, sandbox)
 
     def _run_golds(self, samples: Sequence[Sample], sandbox: ProgramRunner) -> dict[str, list[Any]]:
         """Execute every gold program; any failure is a data error naming file:line."""
@@ -65,7 +65,10 @@ class ProgramTask:
             gold[sample.id].append(result.state)
         return gold
 
-    # -- scoring -------------------------------------------------------------------------------
+    # -- solving and scoring -------------------------------------------------------------------
+
+    async def solve(self, state: SampleState, generate: Generate, resources: Resources) -> Outcome:
+        return await solve_single_turn(self, state, generate, resources)
 
     def extract_action(self, text: str) -> str:
         return extract_program(text)
@@ -103,11 +106,12 @@ def sandbox_failure(exc: SandboxError) -> Outcome:
     )
 
 
-def crash_outcome(message: str) -> Outcome:
-    """A prediction that raised or was rejected: a failure the model is responsible for."""
+def crash_outcome(message: str, metrics: Sequence[str] = ("precision", "recall", "f1")) -> Outcome:
+    """A prediction that raised or was rejected: a failure the model is responsible for. It
+    scores 0 on the task's own per-sample metrics (none for a task that defines none)."""
     return Outcome(
         status=Status.MODEL_ERROR,
         success=False,
-        metrics={"precision": 0.0, "recall": 0.0, "f1": 0.0},
+        metrics={name: 0.0 for name in metrics},
         message=message,
     )

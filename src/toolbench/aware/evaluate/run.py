@@ -7,18 +7,15 @@ resume, infra-error retry and ``toolbench report`` work the same way; ``run.json
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import sys
-import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from toolbench import __version__
 from toolbench.aware.evaluate.baselines import AlwaysModel, RandomModel, SimilarityModel
@@ -30,19 +27,9 @@ from toolbench.aware.evaluate.summary import summary_metrics
 from toolbench.aware.schema import Instance, read_instances
 from toolbench.errors import UserError
 from toolbench.models.base import Model, ModelOptions
-from toolbench.runner.engine import SessionStats
-from toolbench.runner.run import (
-    RateColumn,
-    RunResult,
-    add_session,
-    carried_totals,
-    folder_for,
-    open_run,
-    record_log_check,
-    redact_command,
-    slug,
-)
-from toolbench.runner.store import RunStore, read_records
+from toolbench.runner.engine import WorkItem
+from toolbench.runner.lifecycle import RunPlan, RunResult, execute_plan, slug
+from toolbench.runner.run import redact_command
 
 KIND = "aware"
 
@@ -236,99 +223,34 @@ def execute_aware(
     console: Console,
 ) -> RunResult:
     prepared = prepare(config, options, cache_dir)
-    print_ = fingerprint(config)
-    prefix = f"aware-{slug(config.dataset.stem)}-{slug(config.model)}-"
-    folder = folder_for(prefix, print_, out, runs_dir)
-    store, previous, done = open_run(folder, print_, console)
-    info = _base_info(config, print_, prepared, previous)
-    store.write_info(info)
-    stats, status = SessionStats(), "failed"
-    try:
-        stats = asyncio.run(_run(prepared, config, set(done), store, console))
-        status = "complete"
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        status = "interrupted"
-        raise
-    finally:
-        store.close()
-        info = _finish_info(info, prepared, folder, stats, status)
-        record_log_check(info, store, console)
-        store.write_info(info)
-    return RunResult(folder=folder, info=info, stats=stats)
-
-
-async def _run(
-    prepared: Prepared,
-    config: AwareConfig,
-    done: set[tuple[str, str, int]],
-    store: RunStore,
-    console: Console,
-) -> SessionStats:
-    stats = SessionStats()
-    work = [i for i in prepared.items if (f"aware-{i.task}", i.id, 0) not in done]
-    queue: asyncio.Queue[Item] = asyncio.Queue()
-    for item in work:
-        queue.put_nowait(item)
-    start = time.perf_counter()
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        RateColumn(),
-        TimeElapsedColumn(),
+    closers: list[Callable[[], Awaitable[None]]] = [prepared.model.aclose]
+    if prepared.judge is not None:
+        closers.append(prepared.judge.aclose)
+    plan = RunPlan(
+        prefix=f"aware-{slug(config.dataset.stem)}-{slug(config.model)}-",
+        fingerprint=fingerprint(config),
+        selection={"limit": config.limit},
+        info=_base_info(config, prepared),
+        work=[_work_item(item, prepared, config) for item in prepared.items],
+        finish=lambda info, records: _finish_info(info, prepared, records),
+        concurrency=config.concurrency,
+        closers=closers,
     )
-    with Progress(*columns, console=console, disable=not console.is_terminal) as bar:
-        task_id = bar.add_task(
-            "aware", total=len(prepared.items), completed=len(prepared.items) - len(work)
-        )
-
-        async def worker() -> None:
-            while True:
-                try:
-                    item = queue.get_nowait()
-                except asyncio.QueueEmpty:
-                    return
-                record = await solve(
-                    item, prepared.model, prepared.judge, prepared.demos, config.settings()
-                )
-                store.append(record)
-                _count(stats, record)
-                bar.advance(task_id)
-
-        workers = [
-            asyncio.create_task(worker()) for _ in range(min(config.concurrency, len(work)) or 1)
-        ]
-        try:
-            await asyncio.gather(*workers)
-        finally:
-            for w in workers:
-                w.cancel()
-            stats.elapsed_s = time.perf_counter() - start
-            await prepared.model.aclose()
-            if prepared.judge is not None:
-                await prepared.judge.aclose()
-    return stats
+    return execute_plan(plan, out, runs_dir, console)
 
 
-def _count(stats: SessionStats, record: dict[str, Any]) -> None:
-    stats.done += 1
-    stats.counts[record["status"]] += 1
-    if record["latency_s"] is not None:
-        stats.model_calls += 1
-        stats.cached_calls += int(record["cached"])
-    stats.prompt_tokens += record["prompt_tokens"]
-    stats.completion_tokens += record["completion_tokens"]
+def _work_item(item: Item, prepared: Prepared, config: AwareConfig) -> WorkItem:
+    async def run() -> dict[str, Any]:
+        return await solve(item, prepared.model, prepared.judge, prepared.demos, config.settings())
+
+    return WorkItem((f"aware-{item.task}", item.id, 0), "aware", run)
 
 
-def _base_info(
-    config: AwareConfig, print_: str, prepared: Prepared, previous: dict[str, Any]
-) -> dict[str, Any]:
+def _base_info(config: AwareConfig, prepared: Prepared) -> dict[str, Any]:
     cfg = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()}
     return {
         "toolbench_version": __version__,
         "kind": KIND,
-        "status": "running",
-        "fingerprint": print_,
         "command": redact_command(sys.argv),
         "config": {**cfg, "epochs": 1, "prompt_version": PROMPT_VERSION},
         "data": {
@@ -340,20 +262,15 @@ def _base_info(
         },
         "baseline": prepared.notes,
         "judge_labels": prepared.judge_labels,
-        **carried_totals(previous),
     }
 
 
 def _finish_info(
-    info: dict[str, Any], prepared: Prepared, folder: Path, stats: SessionStats, status: str
-) -> dict[str, Any]:
+    info: dict[str, Any], prepared: Prepared, records: list[dict[str, Any]]
+) -> tuple[dict[str, Any], int]:
     info = dict(info)
     wanted = {(f"aware-{i.task}", i.id) for i in prepared.items}
-    records = [r for r in read_records(folder) if (r["task"], r["id"]) in wanted]
+    records = [r for r in records if (r["task"], r["id"]) in wanted]
     info["metrics"], info["counts"] = summary_metrics(records)
-    add_session(info, stats)
     finished = sum(1 for r in records if r["status"] != "infra_error")
-    if status == "complete" and finished < len(prepared.items):
-        status = "incomplete"
-    info["status"] = status
-    return info
+    return info, finished

@@ -1,14 +1,16 @@
 """One item through the model (and, for explanations, the judge) into one run record.
 
-Requests carry ``Sample(id=..., labels=(ideal reply,))`` so the built-in ``oracle`` answers
-perfectly and ``replay:FILE`` can script any step (ids: the instance id, ``<id>#explain``,
-``<id>#judge``, ``<id>#<scenario>`` for feedback). Baselines get ``fields["aware"]``: the kind
-of reply wanted and the API names, never the label. Model replies are only ever parsed.
+An item is one sample of the shared engine; its model calls are steps of it: ``answer`` (the
+decisive question), then for ``explain`` items ``explain`` and the judge's ``judge``. Requests
+carry ``Sample(id=item id, labels=(ideal reply,))`` so the built-in ``oracle`` answers each step
+perfectly and ``replay:FILE`` can script any step (by ``"step"``, or the older ids
+``<id>#explain`` / ``<id>#judge``). Baselines get ``fields["aware"]``: the kind of reply wanted
+and the API names, never the label. Model replies are only ever parsed.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from toolbench.aware.evaluate.answers import parse_verdict, parse_yes_no
@@ -27,9 +29,10 @@ from toolbench.aware.evaluate.prompts import (
     tools_messages,
 )
 from toolbench.aware.evaluate.render import native_tools, tool_name_map
-from toolbench.models.base import Model, ModelOutputError
-from toolbench.runner.engine import MAX_PREDICTION_CHARS, one_line, prompt_hash
-from toolbench.types import Generation, GenerationRequest, InfraError, Sample
+from toolbench.models.base import Model
+from toolbench.runner.engine import MAX_PREDICTION_CHARS, guarded_solve, make_record
+from toolbench.runner.solve import Generate, Recorder, SampleState, prompt_hash
+from toolbench.types import GenerationRequest, Outcome, Sample, Status
 
 
 @dataclass(frozen=True)
@@ -37,15 +40,6 @@ class Settings:
     max_tokens: int = 256
     temperature: float = 0.0
     seed: int = 0
-
-
-@dataclass
-class Trace:
-    """What the steps of one item cost and said."""
-
-    generations: list[Generation] = field(default_factory=list)
-    judge: list[Generation] = field(default_factory=list)
-    first_hash: str = ""
 
 
 def oracle_reply(item: Item, kind: str) -> str:
@@ -62,7 +56,7 @@ def _request(
     item: Item,
     settings: Settings,
     messages: Messages,
-    sample_id: str,
+    step: str,
     kind: str,
     ideal: str,
     tools: tuple[dict[str, object], ...] | None = None,
@@ -73,7 +67,7 @@ def _request(
         "api_names": [api.name for api in item.instance.apis],
     }
     sample = Sample(
-        id=sample_id, task=f"aware-{item.task}", query="", labels=(ideal,), fields={"aware": view}
+        id=item.id, task=f"aware-{item.task}", query="", labels=(ideal,), fields={"aware": view}
     )
     return GenerationRequest(
         messages=messages,
@@ -82,19 +76,20 @@ def _request(
         seed=settings.seed,
         sample=sample,
         tools=tools,
+        step=step,
+        ideal=ideal,
     )
-
-
-async def _ask(model: Model, request: GenerationRequest, into: list[Generation]) -> Generation:
-    generation = await model.generate(request)
-    into.append(generation)
-    return generation
 
 
 async def solve(
     item: Item, model: Model, judge: Model | None, demos: DemoPool, settings: Settings
 ) -> dict[str, Any]:
-    trace = Trace()
+    """The item's run record; nothing the model or the judge says can make this raise."""
+    state = SampleState(
+        sample=Sample(id=item.id, task=f"aware-{item.task}", query="", labels=()), epoch=0
+    )
+    ask = Recorder(model, state)
+    grade = ask.for_role(judge, "judge") if judge is not None else None
     details: dict[str, Any] = {
         "instance_id": item.instance.id,
         "source": item.instance.source,
@@ -103,35 +98,18 @@ async def solve(
         "groups": list(item.groups),
         "expected": item.expected,
     }
-    try:
-        success, metrics, prediction = await _solve(
-            item, model, judge, demos, settings, trace, details
-        )
-        status, message = "scored", ""
-    except InfraError as exc:
-        status, message, success, metrics, prediction = "infra_error", one_line(exc), False, {}, ""
-    except ModelOutputError as exc:
-        status, message, success, metrics, prediction = "model_error", one_line(exc), False, {}, ""
-    gens = trace.generations
-    if trace.judge:
-        details["judge_prompt_tokens"] = sum(g.prompt_tokens for g in trace.judge)
-        details["judge_completion_tokens"] = sum(g.completion_tokens for g in trace.judge)
-    return {
-        "task": f"aware-{item.task}",
-        "id": item.id,
-        "epoch": 0,
-        "status": status,
-        "success": success,
-        "metrics": metrics,
-        "message": message,
-        "prediction": prediction[:MAX_PREDICTION_CHARS],
-        "prompt_hash": trace.first_hash,
-        "latency_s": round(sum(g.latency_s for g in gens), 4) if gens else None,
-        "prompt_tokens": sum(g.prompt_tokens for g in gens),
-        "completion_tokens": sum(g.completion_tokens for g in gens),
-        "cached": bool(gens) and all(g.cached for g in gens),
-        "details": details,
-    }
+    outcome = await guarded_solve(
+        lambda: _solve(item, ask, grade, demos, settings, state, details), state
+    )
+    if outcome.status is Status.SCORED:
+        outcome.details = details
+    else:
+        outcome.details, state.prediction = details, ""
+    judged = [call for call in state.calls if call.role == "judge"]
+    if judged:
+        details["judge_prompt_tokens"] = sum(c.prompt_tokens for c in judged)
+        details["judge_completion_tokens"] = sum(c.completion_tokens for c in judged)
+    return make_record(state, outcome)
 
 
 def first_request(item: Item, demos: DemoPool, settings: Settings) -> GenerationRequest:
@@ -141,19 +119,19 @@ def first_request(item: Item, demos: DemoPool, settings: Settings) -> Generation
         tools = native_tools(instance.apis) if item.kind == "tools" else None
         messages = tools_messages(instance) if tools else implicit_messages(instance)
         ideal = oracle_reply(item, item.kind)
-        return _request(item, settings, messages, item.id, item.kind, ideal, tools)
+        return _request(item, settings, messages, "answer", item.kind, ideal, tools)
     if item.kind == "feedback":
         assert item.scenario is not None
         messages = feedback_messages(instance, item.scenario.call, item.scenario.result)
     else:
         messages = explicit_messages(instance, demos.choose(instance, item.shots))
-    return _request(item, settings, messages, item.id, "explicit", oracle_reply(item, "explicit"))
+    return _request(item, settings, messages, "answer", "explicit", oracle_reply(item, "explicit"))
 
 
 def explanation_request(item: Item, settings: Settings, answer: str) -> GenerationRequest:
     messages = explain_messages(item.instance, answer)
     ideal = reference_for(item.instance)
-    return _request(item, settings, messages, f"{item.id}#explain", "explanation", ideal)
+    return _request(item, settings, messages, "explain", "explanation", ideal)
 
 
 def requests_for(
@@ -168,17 +146,16 @@ def requests_for(
 
 async def _solve(
     item: Item,
-    model: Model,
-    judge: Model | None,
+    ask: Generate,
+    grade: Generate | None,
     demos: DemoPool,
     settings: Settings,
-    trace: Trace,
+    state: SampleState,
     details: dict[str, Any],
-) -> tuple[bool, dict[str, float], str]:
+) -> Outcome:
     instance = item.instance
-    request = first_request(item, demos, settings)
-    trace.first_hash = prompt_hash(request)
-    generation = await _ask(model, request, trace.generations)
+    generation = await ask(first_request(item, demos, settings))
+    state.prediction = generation.text
     if item.kind in ("implicit", "tools"):
         names = tool_name_map(instance.apis) if item.kind == "tools" else {}
         calls = _named_back(generation.tool_calls, names) if names else []
@@ -188,44 +165,38 @@ async def _solve(
         details["reason"] = verdict.reason
         if generation.tool_calls:
             details["tool_calls"] = generation.tool_calls
-        return _scored(item, predicted, details, generation.text)
+        return _scored(item, predicted, details)
     if item.scenario is not None:
         details.update(scenario=item.scenario.name, call=item.scenario.call)
     else:
         details["demos"] = [d.instance.id for d in demos.choose(instance, item.shots)]
     predicted = parse_yes_no(generation.text)
     if item.kind != "explain":
-        return _scored(item, predicted, details, generation.text)
-    return await _explain(item, model, judge, settings, trace, details, generation.text, predicted)
+        return _scored(item, predicted, details)
+    return await _explain(item, ask, grade, settings, details, generation.text, predicted)
 
 
 async def _explain(
     item: Item,
-    model: Model,
-    judge: Model | None,
+    ask: Generate,
+    grade: Generate | None,
     settings: Settings,
-    trace: Trace,
     details: dict[str, Any],
     answer: str,
     predicted: str | None,
-) -> tuple[bool, dict[str, float], str]:
+) -> Outcome:
     """Explanations are asked for and judged only where the model rightly said No."""
     details["predicted"] = predicted
     if predicted != "no":
-        return False, {"explained": 0.0}, answer
-    assert judge is not None
+        return Outcome(Status.SCORED, success=False, metrics={"explained": 0.0})
+    assert grade is not None
     instance = item.instance
     request = explanation_request(item, settings, answer)
-    explanation = (await _ask(model, request, trace.generations)).text
+    explanation = (await ask(request)).text
     judge_request = _request(
-        item,
-        settings,
-        judge_messages(instance, explanation),
-        f"{item.id}#judge",
-        "judge",
-        "Correct",
+        item, settings, judge_messages(instance, explanation), "judge", "judge", "Correct"
     )
-    verdict_text = (await _ask(judge, judge_request, trace.judge)).text
+    verdict_text = (await grade(judge_request)).text
     verdict = parse_verdict(verdict_text)
     details.update(
         explanation=explanation[:MAX_PREDICTION_CHARS],
@@ -237,15 +208,13 @@ async def _explain(
     metrics = {"explained": 1.0}
     if verdict is not None:
         metrics["explanation_correct"] = float(verdict)
-    return bool(verdict), metrics, answer
+    return Outcome(Status.SCORED, success=bool(verdict), metrics=metrics)
 
 
-def _scored(
-    item: Item, predicted: str | None, details: dict[str, Any], text: str
-) -> tuple[bool, dict[str, float], str]:
+def _scored(item: Item, predicted: str | None, details: dict[str, Any]) -> Outcome:
     correct = predicted == item.expected
     details["predicted"] = predicted
-    return correct, {"correct": float(correct)}, text
+    return Outcome(Status.SCORED, success=correct, metrics={"correct": float(correct)})
 
 
 def _named_back(calls: list[dict[str, Any]], names: dict[str, str]) -> list[dict[str, Any]]:

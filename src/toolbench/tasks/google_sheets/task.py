@@ -11,6 +11,7 @@ verbatim succeeds without running, and a program that raises or is refused is a 
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import hashlib
 import json
@@ -22,13 +23,15 @@ from typing import Any
 
 from toolbench.errors import UserError
 from toolbench.prompts.extract import extract_program
+from toolbench.runner.solve import Generate, SampleState
 from toolbench.sandbox import SandboxError
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.sandbox.world import WorldFactory
-from toolbench.tasks.base import LiveOptions, TaskData, TaskDefaults, TaskGenerator
+from toolbench.tasks.base import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
 from toolbench.tasks.folder import load_folder, package_versions
 from toolbench.tasks.program_task import crash_outcome, sandbox_failure
 from toolbench.tasks.scoring import mean_metrics
+from toolbench.tasks.single_turn import solve_single_turn
 from toolbench.types import Outcome, Sample, Status
 
 WORKBOOK_FILE = "workbook.json"
@@ -94,11 +97,7 @@ class SheetsTask:
         return package_versions(self.package_dir)
 
     def load(
-        self,
-        version: str,
-        data_dir: Path | None,
-        sandbox: ProgramRunner,
-        live: LiveOptions | None = None,
+        self, version: str, data_dir: Path | None, live: LiveOptions | None = None
     ) -> TaskData:
         data = load_folder(self.name, self.package_dir, version, data_dir)
         folder = Path(data.source)
@@ -119,8 +118,15 @@ class SheetsTask:
             return data
         worlds = {s.id: self._world(workbook, s) for s in data.samples}
         data.runtime = SheetsRuntime(workbook, worlds)
-        data.gold = self._run_golds(data.samples, worlds, sandbox)
         return data
+
+    async def prepare(self, data: TaskData, sandbox: ProgramRunner) -> None:
+        """Offline, every gold runs now; live, next to its prediction (see ``score``)."""
+        runtime: SheetsRuntime = data.runtime
+        if not runtime.live:
+            data.gold = await asyncio.to_thread(
+                self._run_golds, data.samples, runtime.worlds, sandbox
+            )
 
     def _world(self, workbook: Workbook, sample: Sample) -> WorldFactory:
         return functools.partial(
@@ -148,7 +154,10 @@ class SheetsTask:
             gold[sample.id] = [result.state for result in results]
         return gold
 
-    # -- scoring -------------------------------------------------------------------------------
+    # -- solving and scoring -------------------------------------------------------------------
+
+    async def solve(self, state: SampleState, generate: Generate, resources: Resources) -> Outcome:
+        return await solve_single_turn(self, state, generate, resources)
 
     def extract_action(self, text: str) -> str:
         return extract_program(text)
@@ -158,7 +167,7 @@ class SheetsTask:
     ) -> Outcome:
         program = action.strip("\n")
         if not program.strip():
-            return crash_outcome("empty program: the model wrote no action")
+            return crash_outcome("empty program: the model wrote no action", ())
         for index, label in enumerate(sample.labels):
             if program == label:  # the original's shortcut: a verbatim gold needs no run
                 return Outcome(
@@ -174,7 +183,7 @@ class SheetsTask:
         if not result.ok:
             if runtime.live and _service_failed(result.error):
                 return Outcome(status=Status.INFRA_ERROR, message=f"live: {result.error}")
-            return crash_outcome(f"{result.kind}: {result.error}")
+            return crash_outcome(f"{result.kind}: {result.error}", ())
         if sample.id not in data.gold:  # live: golds run now, on fresh copies
             states = []
             for index, label in enumerate(sample.labels):

@@ -7,7 +7,6 @@ resumable run and says so.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -15,7 +14,6 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from rich.console import Console
-from rich.table import Table
 
 from toolbench import __version__
 from toolbench.errors import UserError
@@ -24,8 +22,17 @@ from toolbench.tasks.service import SIMULATED_API_KEY
 EXIT_USAGE = 2
 
 
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """--help shows every default (a flag's help says what it is; the default follows)."""
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line (plus exit code 2), as for every other user error."""
+    """argparse, but a usage error is one line (plus exit code 2), as for every other user
+    error, and --help shows each flag's default."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
@@ -70,14 +77,27 @@ def _add_prompt_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--data-dir", type=Path, help="a folder in the ToolBench layout <root>/<task>/<version>/"
     )
-    p.add_argument("--mode", choices=["completion", "chat"], default="completion")
-    p.add_argument("--retriever", choices=["bm25", "dense"], default="bm25")
+    p.add_argument(
+        "--mode",
+        choices=["completion", "chat"],
+        default="completion",
+        help="prompt as the original (completion) or as chat messages",
+    )
+    p.add_argument(
+        "--retriever", choices=["bm25", "dense"], default="bm25", help="how docs are picked"
+    )
     p.add_argument(
         "--top-k-api", type=_non_negative_int, help="API docs in the prompt (task default)"
     )
     p.add_argument("--top-k-example", type=_non_negative_int, help="demonstrations (task default)")
     p.add_argument("--max-tokens", type=_positive_int, help="generation limit (task default)")
-    p.add_argument("--cache-dir", type=Path, default=None, help="response cache and embeddings")
+    p.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="response cache, execution memo and embeddings "
+        "(default: $TOOLBENCH_CACHE_DIR, else ~/.cache/toolbench)",
+    )
 
 
 def _add_report_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
@@ -104,10 +124,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--base-url", help="OpenAI-compatible server, e.g. http://localhost:8000/v1")
     run.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY)")
     _add_prompt_flags(run)
-    run.add_argument("--temperature", type=_temperature, default=0.0)
-    run.add_argument("--seed", type=int, default=0)
-    run.add_argument("--concurrency", type=_positive_int, default=8)
-    run.add_argument("--epochs", type=_positive_int, default=1)
+    run.add_argument("--temperature", type=_temperature, default=0.0, help="sampling temperature")
+    run.add_argument("--seed", type=int, default=0, help="request seed (epoch e sends seed + e)")
+    run.add_argument("--concurrency", type=_positive_int, default=8, help="samples solved at once")
+    run.add_argument("--epochs", type=_positive_int, default=1, help="repetitions of each sample")
     run.add_argument("--limit", type=_positive_int, help="only the first N samples of each task")
     run.add_argument("--out", type=Path, help="run folder (default runs/<tasks>-<model>-<time>)")
     run.add_argument("--runs-dir", type=Path, default=Path("runs"), help=argparse.SUPPRESS)
@@ -115,10 +135,29 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-cache", action="store_true", help="do not read or write the response cache"
     )
     run.add_argument("--timeout", type=float, default=60.0, help="seconds per model request")
-    run.add_argument("--max-retries", type=_non_negative_int, default=6)
+    run.add_argument(
+        "--max-retries",
+        type=_non_negative_int,
+        default=6,
+        help="retries of a request that failed with 429/5xx/timeout, with backoff",
+    )
+    run.add_argument(
+        "--max-turns",
+        type=_positive_int,
+        default=10,
+        help="model calls a multi-turn solve loop (tool calling, episodes) may make per sample",
+    )
+    run.add_argument(
+        "--allow-missing",
+        action="store_true",
+        help="replay: run even if the file lacks samples (scored as crashes), names unknown "
+        "ids or repeats keys",
+    )
     run.add_argument("--sandbox-workers", type=_positive_int, help="processes running programs")
     run.add_argument("--sandbox-timeout", type=float, default=2.0, help="seconds per program")
-    run.add_argument("--hf-batch-size", type=_positive_int, default=8)
+    run.add_argument(
+        "--hf-batch-size", type=_positive_int, default=8, help="hf: prompts per generate call"
+    )
     run.add_argument(
         "--live",
         action="store_true",
@@ -127,8 +166,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="serve a simulated API over HTTP on localhost")
     serve.add_argument("task", help="open_weather or the_cat_api")
-    serve.add_argument("--port", type=_int_at_least(0), default=8000)
-    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=_int_at_least(0), default=8000, help="TCP port")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
     serve.add_argument(
         "--api-key",
         help=f"the one API key the simulator accepts (default: {SIMULATED_API_KEY}); "
@@ -148,15 +187,15 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("task")
     gen.add_argument("--split", choices=["test", "train"], default="test")
     gen.add_argument("--n", type=_positive_int, help="number of samples (task default for test)")
-    gen.add_argument("--seed", type=int, default=0)
+    gen.add_argument("--seed", type=int, default=0, help="generator seed")
     gen.add_argument("--out", type=Path, required=True, help="folder to write")
 
-    from toolbench.cli_aware import add_aware_parser
+    from toolbench.cli.aware import add_aware_parser
 
     add_aware_parser(sub, _Parser)
 
     lister = sub.add_parser("list", help="list tasks or models")
-    lister.add_argument("what", choices=["tasks", "models"])
+    lister.add_argument("what", choices=["tasks", "models"], help="what to list")
     return parser
 
 
@@ -166,26 +205,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     console = Console() if sys.stdout.isatty() else Console(width=160)
     try:
         if args.command == "run":
-            from toolbench.cli_run import command_run
+            from toolbench.cli.run import command_run
 
             return command_run(args, console, _default_cache_dir())
         if args.command == "prompt":
-            from toolbench.cli_run import command_prompt
+            from toolbench.cli.run import command_prompt
 
             return command_prompt(args, console, _default_cache_dir())
         if args.command == "report":
+            from toolbench.cli.report import command_report
+
             return command_report(args, console)
         if args.command == "data":
-            from toolbench.cli_data import command_generate
+            from toolbench.cli.data import command_generate
 
             return command_generate(args, console)
         if args.command == "list":
+            from toolbench.cli.listing import command_list
+
             return command_list(args, console)
         if args.command == "aware":
-            from toolbench.cli_aware import command_aware
+            from toolbench.cli.aware import command_aware
 
             return command_aware(args, console, _default_cache_dir())
         if args.command == "serve":
+            from toolbench.cli.serve import command_serve
+
             return command_serve(args, console)
     except UserError as exc:
         print(f"toolbench: error: {exc}", file=sys.stderr)
@@ -194,97 +239,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("toolbench: interrupted; run the same command again to resume", file=sys.stderr)
         return 130
     return EXIT_USAGE
-
-
-def command_report(args: argparse.Namespace, console: Console) -> int:
-    from toolbench.aware.evaluate import summary as aware
-    from toolbench.report import summary as tables
-
-    runs = tables.load_runs(args.runs, args.allow_modified)
-    kinds = [run.info.get("kind", "tasks") for run in runs]
-    if len(runs) == 2 and kinds[0] != kinds[1]:
-        raise UserError(
-            f"cannot compare {runs[0].folder} ({kinds[0]}) with {runs[1].folder} ({kinds[1]}): "
-            "a paired difference needs two runs of the same kind"
-        )
-    if args.json:
-        result = tables.report_json([r for r, k in zip(runs, kinds, strict=True) if k != "aware"])
-        for run, kind in zip(runs, kinds, strict=True):
-            if kind == "aware":
-                result["runs"][str(run.folder)] = aware.aware_json(run)
-        if len(runs) == 2 and kinds[0] == "aware":
-            result["difference"] = aware.aware_comparison_json(runs[0], runs[1])
-        print(json.dumps({**result, **tables.checks_json(runs)}, indent=2))
-        return 0
-    for run, kind in zip(runs, kinds, strict=True):
-        tables.render_checks(run, console)
-        (aware.render_aware if kind == "aware" else tables.render_summary)(run, console)
-    if len(runs) == 2:
-        compare = aware.render_aware_comparison if kinds[0] == "aware" else tables.render_comparison
-        compare(runs[0], runs[1], console)
-    return 0
-
-
-def command_serve(args: argparse.Namespace, console: Console) -> int:
-    """Serve a simulator so other agent frameworks can call it like the real API."""
-    import uvicorn
-
-    from toolbench.tasks.http_exec import serving_app
-    from toolbench.tasks.registry import get_task
-
-    task = get_task(args.task)
-    service = getattr(task, "service", None)
-    if service is None:
-        raise UserError(f"task {task.name} has no HTTP service to serve (try open_weather)")
-    app, key = serving_app(service), SIMULATED_API_KEY
-    if args.api_key is not None:
-        app, key = _app_accepting(service, task.name, args.api_key), args.api_key
-    console.print(
-        f"serving the simulated {task.name} API for host(s) {', '.join(sorted(service.hosts))} "
-        f"on http://{args.host}:{args.port}  (API key: {key}; Ctrl-C stops)",
-        markup=False,
-        highlight=False,
-    )
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
-    return 0
-
-
-def _app_accepting(service: Any, task: str, key: str) -> Any:
-    """The service bound to one world that accepts ``key`` (and no other key)."""
-    from toolbench.tasks.http_exec import bind_world
-
-    world_accepting = getattr(service, "world_accepting", None)
-    if world_accepting is None:
-        raise UserError(f"--api-key: the {task} simulator checks no API key; drop the flag")
-    if not key or not key.isprintable() or any(ch.isspace() for ch in key) or len(key) > 256:
-        raise UserError(
-            "--api-key: give 1 to 256 printable characters without spaces, e.g. --api-key abc123"
-        )
-    world = world_accepting(key)
-    return bind_world(service.app, lambda: world)
-
-
-def command_list(args: argparse.Namespace, console: Console) -> int:
-    table = Table()
-    if args.what == "tasks":
-        from toolbench.tasks.registry import TASKS
-
-        for column in ("task", "versions", "metrics", "what the model writes"):
-            table.add_column(column)
-        for task in TASKS.values():
-            table.add_row(
-                task.name, ", ".join(task.versions()), ", ".join(task.metrics), task.summary
-            )
-    else:
-        from toolbench.models.spec import KNOWN_MODELS
-
-        table.add_column("model spec")
-        table.add_column("what it is")
-        for spec, description in KNOWN_MODELS:
-            table.add_row(spec, description)
-    console.print(table)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -14,7 +14,6 @@ from toolbench.errors import UserError
 from toolbench.models.base import ModelOptions
 from toolbench.prompts.builder import Mode, Prompter
 from toolbench.runner.run import RunResult, execute, prompt_config_for
-from toolbench.sandbox.pool import SandboxPool
 from toolbench.tasks.registry import get_task, parse_task_list
 
 # A finished run whose infra errors remain (rerun the same command to retry them).
@@ -63,6 +62,7 @@ def command_run(args: argparse.Namespace, console: Console, default_cache: Path)
         sandbox_wall_s=args.sandbox_timeout,
         use_cache=not args.no_cache,
         live=args.live,
+        max_turns=args.max_turns,
     )
     cache_dir = args.cache_dir or default_cache
     options = model_options(args, cache_dir)
@@ -74,6 +74,7 @@ def command_run(args: argparse.Namespace, console: Console, default_cache: Path)
         cache_dir=cache_dir,
         console=console,
         sandbox_workers=args.sandbox_workers,
+        allow_missing=args.allow_missing,
     )
     print_summary(result, console)
     return EXIT_INCOMPLETE if result.info["status"] == "incomplete" else 0
@@ -121,8 +122,7 @@ def print_summary(result: RunResult, console: Console) -> None:
 def command_prompt(args: argparse.Namespace, console: Console, default_cache: Path) -> int:
     task = get_task(args.task)
     config = RunConfig(tasks=[task.name], model="-", **prompt_settings(args))
-    with SandboxPool(workers=1) as sandbox:
-        data = task.load(args.data_version, args.data_dir, sandbox)
+    data = task.load(args.data_version, args.data_dir)  # reads only: no gold is executed
     by_id = {s.id: s for s in data.samples}
     if args.sample not in by_id:
         raise UserError(

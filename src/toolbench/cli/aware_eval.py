@@ -32,7 +32,7 @@ def _run(args: argparse.Namespace, console: Console, default_cache: Path) -> int
     from toolbench.aware.evaluate.items import parse_modes, parse_shots
     from toolbench.aware.evaluate.run import AwareConfig, execute_aware
     from toolbench.aware.evaluate.summary import render_aware
-    from toolbench.cli_run import model_options
+    from toolbench.cli.run import model_options
     from toolbench.report.summary import LoadedRun
 
     _positive("--concurrency", args.concurrency)

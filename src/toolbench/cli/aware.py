@@ -170,14 +170,14 @@ def command_aware(args: argparse.Namespace, console: Console, default_cache: Pat
     if args.aware_command == "export":
         return _export(args, console)
     if args.aware_command in ("run", "prompt", "human"):
-        from toolbench.cli_aware_eval import command_aware_eval
+        from toolbench.cli.aware_eval import command_aware_eval
 
         return command_aware_eval(args, console, default_cache)
     return _stats(args, console)
 
 
 def _model(args: argparse.Namespace, cache_dir: Path) -> Any:
-    from toolbench.cli_run import model_options
+    from toolbench.cli.run import model_options
     from toolbench.models.spec import make_model
 
     return make_model(args.model, model_options(args, cache_dir))
@@ -188,7 +188,7 @@ def _verify_model(args: argparse.Namespace, cache_dir: Path, manipulations: Any)
         return None
     if "api_replacement" not in manipulations:
         raise UserError("--verify-model judges api_replacement twins; add that --manipulation")
-    from toolbench.cli_run import model_options
+    from toolbench.cli.run import model_options
     from toolbench.models.spec import make_model
 
     return make_model(args.verify_model, model_options(args, cache_dir))

@@ -1,0 +1,30 @@
+"""``toolbench list tasks|models``."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+from rich.table import Table
+
+
+def command_list(args: argparse.Namespace, console: Console) -> int:
+    table = Table()
+    if args.what == "tasks":
+        from toolbench.tasks.registry import TASKS
+
+        for column in ("task", "versions", "metrics", "what the model writes"):
+            table.add_column(column)
+        for task in TASKS.values():
+            table.add_row(
+                task.name, ", ".join(task.versions()), ", ".join(task.metrics), task.summary
+            )
+    else:
+        from toolbench.models.spec import KNOWN_MODELS
+
+        table.add_column("model spec")
+        table.add_column("what it is")
+        for spec, description in KNOWN_MODELS:
+            table.add_row(spec, description)
+    console.print(table)
+    return 0

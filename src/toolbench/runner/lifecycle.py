@@ -1,0 +1,235 @@
+"""One run lifecycle for every kind of run (tool tasks, awareness datasets).
+
+open the folder (resume the run with the same fingerprint *and* selection, or start a new one)
+-> write ``run.json`` as running -> run the work not yet done, with progress -> on any ending
+(complete, Ctrl-C, crash) add this session's calls, tokens and time to the totals, compute the
+metrics from the whole log, check the log's chain, and write ``run.json`` again.
+
+What differs between kinds of run is data: a ``RunPlan`` says what the folder is called, what
+identifies the configuration, which work there is and how its records become metrics.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.progress import Task as ProgressTask
+from rich.text import Text
+
+from toolbench.errors import UserError
+from toolbench.runner.engine import SessionStats, WorkItem, run_work
+from toolbench.runner.store import RunStore, read_records, read_run_info
+
+# (info so far, every record of the log) -> info with "metrics", "counts", ...; and the number
+# of work items that ended scored or as model errors.
+Finisher = Callable[[dict[str, Any], list[dict[str, Any]]], tuple[dict[str, Any], int]]
+
+
+class RateColumn(ProgressColumn):
+    """Samples per second, the number users watch when tuning --concurrency."""
+
+    def render(self, task: ProgressTask) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text(f"{speed:7.1f}/s" if speed else "      -/s", style="progress.data.speed")
+
+
+@dataclass
+class RunResult:
+    folder: Path
+    info: dict[str, Any]
+    stats: SessionStats
+
+
+@dataclass
+class RunPlan:
+    """Everything that makes one kind of run what it is."""
+
+    prefix: str  # default folder name: <runs dir>/<prefix><timestamp>
+    fingerprint: str  # what can change a result
+    selection: dict[str, Any]  # which part of the data (--limit, --epochs): resumed only if equal
+    info: dict[str, Any]  # run.json's fields besides status, totals and metrics
+    work: list[WorkItem]
+    finish: Finisher
+    concurrency: int
+    closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    extra_final: dict[str, Any] = field(default_factory=dict)  # e.g. the sandbox's isolation
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:80]
+
+
+def folder_for(
+    prefix: str, fingerprint: str, selection: dict[str, Any], out: Path | None, runs_dir: Path
+) -> Path:
+    """--out if given; else the newest unfinished run with this prefix, fingerprint and
+    selection; else a new ``<prefix><timestamp>`` folder. A run of another ``--limit`` or
+    ``--epochs`` is another run: resuming it would mix two selections in one folder."""
+    if out is not None:
+        if out.exists() and not out.is_dir():
+            raise UserError(f"--out {out}: is a file; give a folder (new or a run to resume)")
+        return out
+    if runs_dir.is_dir():
+        for folder in sorted(runs_dir.glob(prefix + "*"), reverse=True):
+            try:
+                info = read_run_info(folder)
+            except Exception:
+                continue
+            if (
+                info.get("fingerprint") == fingerprint
+                and info.get("selection", selection) == selection
+                and info.get("status") != "complete"
+            ):
+                return folder
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    folder = runs_dir / f"{prefix}{stamp}"
+    n = 2
+    while folder.exists():  # two runs started within one second
+        folder = runs_dir / f"{prefix}{stamp}-{n}"
+        n += 1
+    return folder
+
+
+def execute_plan(plan: RunPlan, out: Path | None, runs_dir: Path, console: Console) -> RunResult:
+    """Run the plan's work into its folder; see the module docstring."""
+    folder = folder_for(plan.prefix, plan.fingerprint, plan.selection, out, runs_dir)
+    store, previous, done = open_run(folder, plan.fingerprint, console)
+    info = {
+        **plan.info,
+        "status": "running",
+        "fingerprint": plan.fingerprint,
+        "selection": plan.selection,
+        **carried_totals(previous),
+    }
+    store.write_info(info)
+    stats, status = SessionStats(), "failed"
+    todo = [item for item in plan.work if item.key not in done]
+    try:
+        asyncio.run(_run_with_progress(plan, todo, store, stats, console))
+        status = "complete"
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        status = "interrupted"
+        raise
+    finally:
+        store.close()
+        info, finished = plan.finish(info, read_records(folder))
+        add_session(info, stats)
+        if status == "complete" and finished < len(plan.work):
+            status = "incomplete"  # infra errors remain; rerun the command to retry them
+        info["status"] = status
+        info.update(plan.extra_final)
+        record_log_check(info, store, console)
+        store.write_info(info)
+    return RunResult(folder=folder, info=info, stats=stats)
+
+
+async def _run_with_progress(
+    plan: RunPlan, todo: Sequence[WorkItem], store: RunStore, stats: SessionStats, console: Console
+) -> None:
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        RateColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+    )
+    totals: dict[str, int] = {}
+    for item in plan.work:
+        totals[item.bar] = totals.get(item.bar, 0) + 1
+    left: dict[str, int] = {}
+    for item in todo:
+        left[item.bar] = left.get(item.bar, 0) + 1
+    with Progress(*columns, console=console, disable=not console.is_terminal) as bar:
+        bars = {
+            name: bar.add_task(name, total=total, completed=total - left.get(name, 0))
+            for name, total in totals.items()
+        }
+        try:
+            await run_work(
+                todo, store, plan.concurrency, stats, lambda name: bar.advance(bars[name])
+            )
+        finally:
+            for close in plan.closers:
+                await close()
+
+
+def open_run(
+    folder: Path, fingerprint: str, console: Console
+) -> tuple[RunStore, dict[str, Any], dict[tuple[str, str, int], dict[str, Any]]]:
+    """The run folder's store, its previous run.json (empty if new) and the finished records;
+    a folder holding another configuration is refused (``UserError``)."""
+    store = RunStore(folder)
+    previous: dict[str, Any] = {}
+    if store.exists():
+        store.check_fingerprint(fingerprint)
+        previous = read_run_info(folder)
+    done = store.prepare_resume()
+    if done:
+        console.print(f"[dim]resuming {folder}: {len(done)} records already done[/dim]")
+    return store, previous, done
+
+
+def record_log_check(info: dict[str, Any], store: RunStore, console: Console) -> None:
+    """Check the log against the chain this process wrote, before run.json is finalised:
+    ``"log_verified"`` in run.json, and one warning line if the log changed under the run
+    (e.g. a program that escaped the sandbox rewrote it). In place; never raises."""
+    check = store.verify()
+    info["log_verified"] = check.ok
+    info.pop("log_problem", None)
+    if not check.ok:
+        info["log_problem"] = check.describe(store.samples_file)
+        console.print(
+            f"warning: {info['log_problem']}", style="bold red", markup=False, soft_wrap=True
+        )
+
+
+def carried_totals(previous: dict[str, Any]) -> dict[str, Any]:
+    """The run.json totals a resumed run continues from (fresh ones for a new run)."""
+    now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    timing = previous.get("timing", {})
+    return {
+        "timing": {
+            "started": timing.get("started", now),
+            "sessions": timing.get("sessions", 0) + 1,
+            "elapsed_s": timing.get("elapsed_s", 0.0),
+        },
+        "tokens": previous.get("tokens", {"prompt": 0, "completion": 0}),
+        "model_calls": previous.get("model_calls", {"live": 0, "cached": 0}),
+    }
+
+
+def add_session(info: dict[str, Any], stats: SessionStats) -> None:
+    """Add this session's time, tokens and model calls to the run's totals (in place)."""
+    timing = dict(info["timing"])
+    timing["finished"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    timing["elapsed_s"] = round(float(timing.get("elapsed_s", 0.0)) + stats.elapsed_s, 3)
+    timing["last_session_samples_per_s"] = (
+        round(stats.done / stats.elapsed_s, 2) if stats.elapsed_s > 0 else None
+    )
+    info["timing"] = timing
+    info["tokens"] = {
+        "prompt": info["tokens"]["prompt"] + stats.prompt_tokens,
+        "completion": info["tokens"]["completion"] + stats.completion_tokens,
+    }
+    info["model_calls"] = {
+        "live": info["model_calls"]["live"] + stats.model_calls - stats.cached_calls,
+        "cached": info["model_calls"]["cached"] + stats.cached_calls,
+    }

@@ -1,0 +1,156 @@
+"""What a task's solve loop gets from the runner: the sample's state and a recording ``generate``.
+
+A task solves a sample however it likes: one prompt and one answer (the five ToolBench tasks),
+an episode of many turns, a tool-calling loop, or a program that asks the model again while it
+runs. Whatever the shape, every model call goes through the ``Recorder`` the runner hands it,
+so every call is recorded on the sample's state (step, prompt hash, text, tool calls, tokens,
+latency, cache use) and reaches the run log, the totals and replay the same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolbench.models.base import Model
+from toolbench.runner.bounded import bounded_text
+from toolbench.types import Generation, GenerationRequest, Sample
+
+# One call's text in the record's call list is cut to this many characters; the prediction
+# keeps more (see engine.MAX_PREDICTION_CHARS).
+MAX_CALL_TEXT_CHARS = 4_000
+# A loop that never stops calling the model is cut off by the runner, whatever the task says.
+MAX_CALLS_PER_SAMPLE = 200
+
+Generate = Callable[[GenerationRequest], Awaitable[Generation]]
+
+
+class TooManyCalls(Exception):
+    """A solve loop asked for more model calls than any sample may make."""
+
+
+def prompt_hash(request: GenerationRequest) -> str:
+    """A short hash of exactly what the model was shown (prompt or messages, and tools)."""
+    if request.prompt is not None:
+        text = request.prompt
+    else:
+        payload = request.cache_payload()
+        text = json.dumps(payload["messages"] or [], sort_keys=True)
+        if request.tools is not None:
+            text += json.dumps(payload["tools"], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass
+class CallRecord:
+    """One model call as the run log keeps it."""
+
+    step: str
+    prompt_hash: str
+    text: str
+    tool_calls: list[dict[str, Any]]
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float
+    cached: bool
+    finish_reason: str | None
+    role: str = "model"  # "judge" for a call to the judging model (awareness explanations)
+
+    def as_json(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {
+            "step": self.step,
+            "prompt_hash": self.prompt_hash,
+            "text": bounded_text(self.text, MAX_CALL_TEXT_CHARS),
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "latency_s": round(self.latency_s, 4),
+            "cached": self.cached,
+            "finish_reason": self.finish_reason,
+        }
+        if self.tool_calls:
+            entry["tool_calls"] = self.tool_calls
+        if self.role != "model":
+            entry["role"] = self.role
+        return entry
+
+
+@dataclass
+class SampleState:
+    """One sample x epoch while it is being solved.
+
+    ``prediction`` is what the record shows as the model's answer (the task sets it: the reply
+    of a one-call task, the last action of an episode). ``trace`` is the task's own account of
+    what the world answered at each step, shown next to the calls in the log.
+    """
+
+    sample: Sample
+    epoch: int
+    calls: list[CallRecord] = field(default_factory=list)
+    prediction: str = ""
+    trace: list[dict[str, Any]] = field(default_factory=list)
+    first_prompt_hash: str = ""
+    started: float = field(default_factory=time.perf_counter)
+
+    def model_calls(self) -> list[CallRecord]:
+        """Calls to the evaluated model (not to a judge): what the record's totals count."""
+        return [call for call in self.calls if call.role == "model"]
+
+
+class Recorder:
+    """The ``generate`` a solve loop calls: it fills in the sample and epoch, makes each step
+    label unique within the sample (``turn`` twice becomes ``turn`` and ``turn#2``), sends the
+    request through the (cached, retrying) model and records the call. Exceptions (infra
+    errors, model errors) pass through: the runner turns them into the sample's outcome."""
+
+    def __init__(self, model: Model, state: SampleState, role: str = "model") -> None:
+        self._model = model
+        self._state = state
+        self._role = role
+
+    def for_role(self, model: Model, role: str) -> Recorder:
+        """A recorder for another model (a judge) writing into the same sample's calls."""
+        return Recorder(model, self._state, role)
+
+    async def __call__(self, request: GenerationRequest) -> Generation:
+        state = self._state
+        if len(state.calls) >= MAX_CALLS_PER_SAMPLE:
+            raise TooManyCalls(f"more than {MAX_CALLS_PER_SAMPLE} model calls for one sample")
+        request = dataclasses.replace(
+            request,
+            sample=request.sample or state.sample,
+            epoch=state.epoch,
+            step=self._unique_step(request.step),
+        )
+        phash = prompt_hash(request)
+        if not state.first_prompt_hash:
+            state.first_prompt_hash = phash
+        generation = await self._model.generate(request)
+        state.calls.append(
+            CallRecord(
+                step=request.step,
+                prompt_hash=phash,
+                text=generation.text,
+                tool_calls=list(generation.tool_calls),
+                prompt_tokens=generation.prompt_tokens,
+                completion_tokens=generation.completion_tokens,
+                latency_s=generation.latency_s,
+                cached=generation.cached,
+                finish_reason=generation.finish_reason,
+                role=self._role,
+            )
+        )
+        return generation
+
+    def _unique_step(self, step: str) -> str:
+        taken = {call.step for call in self._state.calls}
+        if step not in taken:
+            return step
+        n = 2
+        while f"{step}#{n}" in taken:
+            n += 1
+        return f"{step}#{n}"
