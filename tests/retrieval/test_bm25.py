@@ -19,3 +19,12 @@ def test_docs_without_indexable_terms_fall_back_to_file_order() -> None:
     docs = [Doc("0.txt", "x"), Doc("1.txt", "a to")]
     assert [d.name for d in BM25Retriever(docs).search(["what", "x"], 5)[0]] == ["0.txt", "1.txt"]
     assert BM25Retriever([]).search(["q"], 3) == [[]]
+
+
+def test_a_query_without_terms_ranks_docs_in_file_order() -> None:
+    """A query of stopwords or one letter ('x', 'is it?') has no BM25 term; bm25s itself
+    raises IndexError on it, which once ended a whole run."""
+    docs = [Doc(f"d{i}", f"set the price to {i} dollars") for i in range(3)]
+    results = BM25Retriever(docs).search(["x", "is it?", "price"], 2)
+    assert [[d.name for d in r] for r in results[:2]] == [["d0", "d1"], ["d0", "d1"]]
+    assert len(results[2]) == 2

@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 from toolbench.runner import bounded as b
 from toolbench.runner.engine import make_record, one_line_text
+from toolbench.runner.solve import CallRecord, SampleState
 from toolbench.runner.store import SAMPLES_FILE, RunStore, load_log, read_records
-from toolbench.types import Generation, Outcome, Sample, Status
+from toolbench.types import Outcome, Sample, Status
 
 
 def strict_loads(line: str) -> Any:
@@ -136,11 +137,13 @@ def test_a_record_over_the_byte_cap_drops_details_then_shrinks(tmp_path: Path) -
 def test_make_record_keeps_messages_on_one_bounded_line() -> None:
     sample = Sample(id="7", task="t", query="q", labels=("x",))
     outcome = Outcome(status=Status.MODEL_ERROR, message="line one\nline two\r\n" * 100_000)
-    generation = Generation(text="y" * 100_000)
-    record = make_record(sample, 0, outcome, generation, "y" * 100_000, "h")
+    state = SampleState(sample=sample, epoch=0, prediction="y" * 100_000)
+    state.calls.append(CallRecord("answer", "h", "y" * 100_000, [], 1, 2, 0.1, False, "stop"))
+    record = make_record(state, outcome)
     assert "\n" not in record["message"] and len(record["message"]) <= 2_000
     assert len(record["prediction"]) == 20_000
     assert record["prediction"].endswith("[cut: 100000 characters]")
+    assert len(record["calls"][0]["text"]) == 4_000
     assert one_line_text(None) == "<NoneType>"
 
 

@@ -1,4 +1,4 @@
-"""One sample through the engine: nothing a reply triggers while scoring ends the run."""
+"""One sample through the engine: nothing a reply triggers while solving ends the run."""
 
 from __future__ import annotations
 
@@ -8,9 +8,12 @@ from typing import Any, cast
 
 import pytest
 
-from toolbench.runner.engine import PreparedTask, run_all, solve_one
+from toolbench.runner.engine import SessionStats, run_work, sample_work, solve_sample
+from toolbench.runner.solve import Generate, SampleState
 from toolbench.runner.store import RunStore, read_records
-from toolbench.sandbox.memo import ProgramRunner
+from toolbench.sandbox import SandboxError
+from toolbench.tasks.base import Resources
+from toolbench.tasks.single_turn import solve_single_turn
 from toolbench.types import Generation, GenerationRequest, InfraError, Outcome, Sample, Status
 
 SAMPLE = Sample(id="0", task="fake", query="q", labels=("x",))
@@ -41,11 +44,18 @@ class RaisingTask:
     async def score(self, data: Any, sample: Sample, action: str, sandbox: Any) -> Outcome:
         raise self.error
 
+    async def solve(self, state: SampleState, generate: Generate, resources: Any) -> Outcome:
+        return await solve_single_turn(self, state, generate, resources)
 
-def prepared(error: BaseException) -> PreparedTask:
+
+RESOURCES = Resources(
+    data=cast(Any, None), sandbox=cast(Any, None), prompter=cast(Any, FakePrompter())
+)
+
+
+def solve(error: BaseException) -> dict[str, Any]:
     task = cast(Any, RaisingTask(error))
-    return PreparedTask(task=task, data=cast(Any, None), prompter=cast(Any, FakePrompter()),
-                        samples=[SAMPLE])  # fmt: skip
+    return asyncio.run(solve_sample(task, RESOURCES, SAMPLE, 0, cast(Any, FakeModel())))
 
 
 @pytest.mark.parametrize(
@@ -54,27 +64,28 @@ def prepared(error: BaseException) -> PreparedTask:
         (RecursionError("maximum recursion depth exceeded"), Status.MODEL_ERROR, "RecursionError"),
         (ValueError("x" * 10_000 + "\nsecond line"), Status.MODEL_ERROR, "internal error"),
         (InfraError("live host: 503"), Status.INFRA_ERROR, "503"),
+        (SandboxError("worker would not start"), Status.INFRA_ERROR, "sandbox: worker"),
     ],
 )
 def test_an_exception_while_scoring_is_that_samples_outcome(
     error: BaseException, status: Status, text: str
 ) -> None:
-    sandbox = cast(ProgramRunner, None)
-    outcome, generation, prediction, _ = asyncio.run(
-        solve_one(prepared(error), SAMPLE, 0, cast(Any, FakeModel()), sandbox)
-    )
-    assert outcome.status is status and text in outcome.message
-    assert "\n" not in outcome.message and len(outcome.message) <= 600
-    assert generation is not None and prediction == "API.search()"
+    record = solve(error)
+    assert record["status"] == status.value and text in record["message"]
+    assert "\n" not in record["message"] and len(record["message"]) <= 600
+    assert record["prediction"] == "API.search()"
+    assert [call["step"] for call in record["calls"]] == ["answer"]
+    assert record["calls"][0]["text"] == "API.search()"
 
 
 def test_the_run_goes_on_and_logs_the_failure(tmp_path: Path) -> None:
-    store = RunStore(tmp_path)
-    stats = asyncio.run(
-        run_all([prepared(RecursionError("deep"))], 2, set(), cast(Any, FakeModel()),
-                cast(ProgramRunner, None), store, concurrency=2)
-    )  # fmt: skip
+    from toolbench.runner.engine import PreparedTask
+
+    task = cast(Any, RaisingTask(RecursionError("deep")))
+    work = sample_work([PreparedTask(task, RESOURCES, [SAMPLE])], 2, cast(Any, FakeModel()))
+    store, stats = RunStore(tmp_path), SessionStats()
+    asyncio.run(run_work(work, store, 2, stats))
     store.close()
-    assert stats.done == 2 and stats.counts["model_error"] == 2
+    assert stats.done == 2 and stats.counts["model_error"] == 2 and stats.model_calls == 2
     assert [r["status"] for r in read_records(tmp_path)] == ["model_error", "model_error"]
     assert store.verify().ok

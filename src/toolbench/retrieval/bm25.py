@@ -34,7 +34,9 @@ class BM25Retriever:
         # Score every doc and sort ourselves: ties broken by file order keeps prompts stable.
         results: list[list[Doc]] = []
         for query_tokens in tokenized:
-            scores = self._index.get_scores(list(query_tokens))
+            # A query of stopwords only ("x", "is it?") has no term: every doc scores 0.
+            terms = list(query_tokens)
+            scores = self._index.get_scores(terms) if terms else np.zeros(len(self._docs))
             order = np.lexsort((np.arange(len(self._docs)), -np.asarray(scores)))[:k]
             results.append([self._docs[i] for i in order])
         return results

@@ -74,20 +74,21 @@ def prepare_tasks(
     is a ``UserError`` naming file:line, raised before any run folder exists)."""
     data_dir = Path(config.data_dir) if config.data_dir else None
     live = LiveOptions(cache_dir=cache_dir if config.use_cache else None) if config.live else None
+    tasks = parse_task_list(",".join(config.tasks))
+    loaded = [task.load(config.version, data_dir, live) for task in tasks]
+
+    async def run_golds() -> None:
+        for task, data in zip(tasks, loaded, strict=True):
+            await task.prepare(data, sandbox)
+
+    asyncio.run(run_golds())
     prepared = []
-    for task in parse_task_list(",".join(config.tasks)):
-        data = task.load(config.version, data_dir, live)
+    for task, data in zip(tasks, loaded, strict=True):
         samples = data.samples[: config.limit] if config.limit else data.samples
         prompter = Prompter(data.context, prompt_config_for(task, config), cache_dir)
         prompter.prepare(samples)
         resources = Resources(data, sandbox, prompter, max_turns=config.max_turns)
         prepared.append(PreparedTask(task=task, resources=resources, samples=samples))
-
-    async def run_golds() -> None:
-        for p in prepared:
-            await p.task.prepare(p.data, sandbox)
-
-    asyncio.run(run_golds())
     return prepared
 
 
