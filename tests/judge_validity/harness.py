@@ -1,4 +1,4 @@
-"""Score generated cases through each task's real path (``task.load`` + ``task.score``).
+"""Score generated cases through each task's real path (``task.load`` + ``task.prepare`` + ``task.score``).
 
 A perturbation only counts when it really changes the answer: for programs, the executed world
 state (criteria dict, sheet) must differ from every gold's; for curl, the request must differ
@@ -19,7 +19,7 @@ from tests.judge_validity.cases import PERTURBATION, REWRITE, SWAP, Case
 from tests.judge_validity.curls import differs_only_in_many_to_one
 from tests.judge_validity.generate import cases_for_task, same_request
 from toolbench.sandbox.pool import SandboxPool
-from toolbench.tasks.base import TaskData
+from toolbench.tasks.base import TaskData, load_prepared
 from toolbench.tasks.registry import get_task
 from toolbench.types import Outcome, Sample, Status
 
@@ -88,7 +88,7 @@ def evaluate(
 ) -> TaskReport:
     task: Any = get_task(task_name)
     with SandboxPool(workers=workers) as pool:
-        data = task.load(version, data_dir, pool)
+        data = load_prepared(task, version, data_dir, pool)
         chosen = spread(data.samples, limit)
         cases = cases_for_task(task_name, data.samples, chosen)
         tallies = {family: Tally() for family in THRESHOLDS}

@@ -9,6 +9,7 @@ sample's ``Outcome``.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -113,3 +114,17 @@ class Task(Protocol):
     ) -> Outcome: ...
 
     def aggregate(self, outcomes: Sequence[Outcome]) -> dict[str, float]: ...
+
+
+def load_prepared(
+    task: Task,
+    version: str,
+    data_dir: Path | None,
+    sandbox: ProgramRunner,
+    live: LiveOptions | None = None,
+) -> TaskData:
+    """Load a task's data and execute its golds, for scripts outside an event loop (the
+    judge-validity suite, benchmarks, the public API). The runner does the two apart."""
+    data = task.load(version, data_dir, live)
+    asyncio.run(task.prepare(data, sandbox))
+    return data

@@ -46,7 +46,7 @@ def test_live_run_scores_like_offline_and_cleans_up(
     code, _, err = cli(
         "run", "google_sheets", "--live", "--data-dir", str(tmp_path / "data"),
         "--model", f"replay:{tmp_path / 'replay.jsonl'}", "--out", str(tmp_path / "run"),
-        "--epochs", str(max(epochs.values()) + 1),
+        "--epochs", str(max(epochs.values()) + 1), "--allow-missing",
     )  # fmt: skip
     assert code == 0, err
     records = {(r["id"], r["epoch"]): r for r in read_run(tmp_path / "run")[1]}
