@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -225,3 +226,24 @@ def test_oracle_on_original_layout_curl_data(cli: Callable[..., CliResult], tmp_
     # The DELETE of a favourite that only the gold mentions worked because the world was
     # derived from the gold requests (original lines carry no state).
     assert any(r["details"].get("same_state") for r in records if r["task"] == "the_cat_api")
+
+
+def test_a_live_outage_is_an_infra_error_record_and_exit_3(
+    cli: Callable[..., CliResult], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real API unreachable (no network): the sample is an infra error, retried on resume,
+    and the run exits 3. It once ended the run with a traceback and no record."""
+    async def unreachable(self: httpx.AsyncClient, request: httpx.Request, **_: Any) -> None:
+        raise httpx.ConnectError("no route to host", request=request)
+
+    monkeypatch.setattr(httpx.AsyncClient, "send", unreachable)
+    monkeypatch.setenv("THE_CAT_API_KEY", "dummy")
+    out = tmp_path / "run"
+    code, _, err = cli(
+        "run", "the_cat_api", "--model", "oracle", "--live", "--limit", "1", "--out", str(out)
+    )
+    assert code == 3, err
+    info, records = read_run(out)
+    assert info["status"] == "incomplete"
+    assert [r["status"] for r in records] == ["infra_error"]
+    assert "ConnectError" in records[0]["message"]

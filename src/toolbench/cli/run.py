@@ -87,7 +87,7 @@ def print_summary(result: RunResult, console: Console) -> None:
     table.add_column("scored", justify="right")
     table.add_column("model err", justify="right")
     table.add_column("infra err", justify="right")
-    names = ("success_rate", "crash_rate", "precision", "recall", "f1")
+    names = tuple(dict.fromkeys(m for ms in info.get("metric_names", {}).values() for m in ms))
     for name in names:
         table.add_column(name, justify="right")
     for task, metrics in info["metrics"].items():

@@ -29,6 +29,30 @@ from toolbench.runner.store import SAMPLES_FILE, load_log, read_run_info
 REPORT_METRICS = ("success_rate", "crash_rate", "precision", "recall", "f1")
 
 
+def metric_names(run: LoadedRun, task: str) -> tuple[str, ...]:
+    """The task's own metrics, as the run recorded them (``run.json`` ``metric_names``); for
+    runs written before that, the registered task's; else the ToolBench set. A task reports
+    only its own metrics: google_sheets defines no precision/recall/F1, so it shows none."""
+    recorded = run.info.get("metric_names")
+    names = recorded.get(task) if isinstance(recorded, dict) else None
+    if isinstance(names, list) and names and all(isinstance(n, str) for n in names):
+        return tuple(names)[:20]
+    from toolbench.tasks.registry import TASKS
+
+    known = TASKS.get(task)
+    return tuple(known.metrics) if known is not None else REPORT_METRICS
+
+
+def columns_of(runs: Sequence[LoadedRun]) -> tuple[str, ...]:
+    """Every metric any task of these runs has, the usual ones first."""
+    seen = dict.fromkeys(REPORT_METRICS)
+    for run in runs:
+        for task in run.by_task:
+            seen.update(dict.fromkeys(metric_names(run, task)))
+    wanted = {m for run in runs for task in run.by_task for m in metric_names(run, task)}
+    return tuple(m for m in seen if m in wanted)
+
+
 def per_sample_values(records: Sequence[dict[str, Any]], metric: str) -> dict[str, float]:
     """Sample id -> metric value averaged over epochs (infra errors left out)."""
     sums: dict[str, list[float]] = defaultdict(list)
@@ -131,7 +155,7 @@ def summarize(run: LoadedRun) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for task, records in sorted(run.by_task.items()):
         entry: dict[str, Any] = {"counts": counts_of(records)}
-        for metric in REPORT_METRICS:
+        for metric in metric_names(run, task):
             values = per_sample_values(records, metric)
             if values:
                 entry[metric] = bootstrap_mean(list(values.values()))
@@ -144,7 +168,7 @@ def compare(a: LoadedRun, b: LoadedRun) -> dict[str, dict[str, Estimate]]:
     out: dict[str, dict[str, Estimate]] = {}
     for task in sorted(set(a.by_task) & set(b.by_task)):
         entry = {}
-        for metric in REPORT_METRICS:
+        for metric in metric_names(b, task):
             va = per_sample_values(a.by_task[task], metric)
             vb = per_sample_values(b.by_task[task], metric)
             common = sorted(set(va) & set(vb))
@@ -160,7 +184,8 @@ def render_summary(run: LoadedRun, console: Console) -> None:
     table = Table(title=f"{run.label}  ({model})")
     table.add_column("task")
     table.add_column("n (scored / model err / infra err)")
-    for metric in REPORT_METRICS:
+    columns = columns_of([run])
+    for metric in columns:
         table.add_column(f"{metric} [95% CI]")
     for task, entry in summarize(run).items():
         c = entry["counts"]
@@ -169,7 +194,7 @@ def render_summary(run: LoadedRun, console: Console) -> None:
             f"{c['scored'] + c['model_error']} "
             f"({c['scored']}/{c['model_error']}/{c['infra_error']})",
         ]
-        row += [entry[m].fmt() if m in entry else "-" for m in REPORT_METRICS]
+        row += [entry[m].fmt() if m in entry else "-" for m in columns]
         table.add_row(*row)
     console.print(table)
 
@@ -178,13 +203,12 @@ def render_comparison(a: LoadedRun, b: LoadedRun, console: Console) -> None:
     table = Table(title=f"paired difference: {b.label} - {a.label}")
     table.add_column("task")
     table.add_column("n paired")
-    for metric in REPORT_METRICS:
+    columns = columns_of([a, b])
+    for metric in columns:
         table.add_column(f"Δ {metric} [95% CI]")
     for task, entry in compare(a, b).items():
         n = next(iter(entry.values())).n if entry else 0
-        table.add_row(
-            task, str(n), *[entry[m].fmt() if m in entry else "-" for m in REPORT_METRICS]
-        )
+        table.add_row(task, str(n), *[entry[m].fmt() if m in entry else "-" for m in columns])
     console.print(table)
 
 

@@ -90,11 +90,26 @@ def _no_private_dispatch(original: Callable[..., Any]) -> Callable[..., Any]:
     return apply_str
 
 
+def _no_fsspec_urls(original: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    """pandas hands ``scheme://`` paths to fsspec, whose in-process file systems
+    (``memory://``) and remote ones never touch the audit fence's ``open``; refuse them."""
+
+    def is_fsspec_url(url: Any) -> bool:
+        if original(url):
+            raise PermissionError(f"URLs such as {str(url)[:60]!r} are not available: {WHY}")
+        return False
+
+    return is_fsspec_url
+
+
 def disarm() -> list[str]:
     """Replace the functions; returns what was replaced (for tests)."""
     import pandas.core.apply
+    import pandas.io.common
 
-    replaced = ["pandas.options", "Apply._apply_str"]
+    replaced = ["pandas.options", "Apply._apply_str", "pandas.io.common.is_fsspec_url"]
+    io_common: Any = pandas.io.common
+    io_common.is_fsspec_url = _no_fsspec_urls(io_common.is_fsspec_url)
     pd.options = _NoOptions()
     # df.agg("__getattribute__", 0, "_mgr") would read private attributes by name
     apply_cls: Any = pandas.core.apply.Apply
