@@ -114,7 +114,7 @@ def test_folder_loads_sorted_and_reports_records_needing_tool_retrieval(
     warnings = [r.getMessage() for r in caplog.records]
     assert len(warnings) == 2  # one line per reason, not per record
     assert any(
-        w.startswith("skipped 1 API-Bank record that needs tool retrieval") for w in warnings
+        w.startswith("skipped 1 API-Bank record: it needs tool retrieval") for w in warnings
     )
 
 
