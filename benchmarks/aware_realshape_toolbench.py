@@ -240,33 +240,10 @@ JOBS: dict[str, list[tuple[list[str], list[str], list[tuple[str, str, str]], lis
 #: Endpoints many tools share with the same words (RapidAPI's health checks): identical
 #: non-empty descriptions across unrelated tools.
 SHARED = (["Health Check", "status"], ["Returns OK when the service is up."])
-_SYLLABLES = tuple(
-    [
-        "zor",
-        "vel",
-        "qua",
-        "min",
-        "tor",
-        "lux",
-        "pen",
-        "dra",
-        "kel",
-        "vo",
-        "ra",
-        "ny",
-        "sol",
-        "ter",
-        "ba",
-        "fi",
-        "mo",
-        "cas",
-        "lin",
-        "dor",
-        "rex",
-        "ul",
-        "pi",
-    ]
-)
+_SYLLABLES = (
+    "zor", "vel", "qua", "min", "tor", "lux", "pen", "dra", "kel", "vo", "ra", "ny",
+    "sol", "ter", "ba", "fi", "mo", "cas", "lin", "dor", "rex", "ul", "pi",
+)  # fmt: skip
 _SUFFIXES = ("", "", " Hub", " Works", " Cloud", " Point", " Desk", " Link", " Labs")
 #: How a sibling of a tool is named, as on RapidAPI: the same family once filler is dropped.
 _SIBLINGS = ("{b} Data API", "{b}_v2", "{b} Extra", "{b} Pro API", "{b} API")
