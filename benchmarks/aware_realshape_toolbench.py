@@ -307,8 +307,9 @@ def _plain(rng: random.Random, category: str, name: str) -> Tool:
     tool = Tool(name, category)
     for index, (names, descriptions, spec, _) in enumerate(JOBS[category]):
         description = rng.choice(descriptions)
-        if rng.random() < 0.5:
-            description += rng.choice(_TAILS)
+        if rng.random() < 0.8:  # most tools say it their own way: near, not exact, copies
+            tail = rng.choice((*_TAILS, " Backed by {b} data.", " {b} keeps it current."))
+            description += tail.format(b=name.split()[0])
         api = _api(category, name, rng.choice(names), description, spec)
         tool.apis.append(api)
         tool.jobs.append((index, api))
@@ -335,9 +336,33 @@ def _copy(base: Tool, name: str, kind: str, rename: bool, rng: random.Random) ->
     return tool
 
 
+def _line(rng: random.Random, base: Tool, taken: set[str]) -> Tool:
+    """Another product of the same brand ("Zorvel Hub" / "Zorvel Live"): not one family (the
+    second words differ), names not near-identical, each description with another closing
+    sentence (not near-identical either), yet the encoder puts many at cosine >= 0.9: the
+    similarity ceiling is what catches those."""
+    brand, own = base.name.split(" ", 1)
+    words = [w for w in ("Live", "Direct", "Express", "Now", "Go", "Plus") if w != own.strip()]
+    name = f"{brand} {rng.choice(words)}"
+    while name in taken:
+        name += "x"
+    taken.add(name)
+    tool = Tool(name, base.category, kind="line")
+    for api in base.apis:
+        old_text = api["api_description"]
+        core = next((d for j in JOBS[base.category] for d in j[1] if old_text.startswith(d)), "")
+        tails = [t for t in _TAILS if core + t != old_text]
+        description = core + rng.choice(tails) if core else old_text + " Same as before."
+        new = dict(api, tool_name=name, api_description=description)
+        tool.apis.append(new)
+        tool.jobs += [(index, new) for index, old in base.jobs if old is api]
+    return tool
+
+
 def make_pool(seed: int, tools_per_category: int) -> list[Tool]:
-    """Plain tools plus siblings (~12 %), clones under another brand (~6 %) and look-alike
-    brands one letter apart (~5 %), category by category."""
+    """Plain tools plus siblings (~12 %), clones under another brand (~6 %), other products
+    of the same brand (~15 % of tools with a two-word name) and look-alike brands one letter
+    apart (~5 % of one-word names), category by category."""
     rng = random.Random(f"realshape-pool|{seed}")
     taken: set[str] = set()
     tools: list[Tool] = []
@@ -354,7 +379,9 @@ def make_pool(seed: int, tools_per_category: int) -> list[Tool]:
                     tools.append(_copy(base, name, "sibling", rename=False, rng=rng))
             elif roll < 0.18:
                 tools.append(_copy(base, _brand(rng, taken), "clone", rename=True, rng=rng))
-            elif roll < 0.23 and " " not in base.name:
+            elif roll < 0.33 and " " in base.name:
+                tools.append(_line(rng, base, taken))
+            elif roll < 0.38 and " " not in base.name:
                 name = base.name + rng.choice("sxz")
                 if name not in taken:
                     taken.add(name)
