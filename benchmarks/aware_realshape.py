@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -138,6 +139,7 @@ def run_similarity(path: Path, cache: Path, runs: Path) -> dict[str, Any]:
     numbers, read from run.json (all of a dataset's groups pooled is not what run.json keeps,
     so the per-group rows are returned as they are)."""
     folder = runs / path.stem
+    shutil.rmtree(folder, ignore_errors=True)  # a run of earlier data would be refused
     cli("aware", "run", str(path), "--model", "similarity", "--include-pending",
         "--cache-dir", str(cache), "--out", str(folder))  # fmt: skip
     info = json.loads((folder / "run.json").read_text())
