@@ -41,7 +41,28 @@ BAD = {
     "bare origin": re.compile(r"\b(?:bus|train|flight|cruise|tickets|seats) [A-Z][a-z]+,"),
     "I'm and": re.compile(r"\bI'm\s+(?:and|,)", re.I),
     "back-reference": re.compile(r"\b(?:there|that city|the same city)\b(?!\s+(?:is|are))", re.I),
+    # Found on the v0 data after the rules above: each pattern is one of them.
+    "being from a date": re.compile(r"\b(?:be|being)\s+from\b", re.I),
+    "a return joined to nothing": re.compile(
+        r"(?<!\d)(?<!\dst)(?<!\dnd)(?<!\drd)(?<!\dth)\s+and\s+(?:coming back|returning)\b", re.I
+    ),
+    "a coordinate label with no numbers": re.compile(r"\)\s*=\s*(?![(\d+-])"),
+    "put with nowhere to put": re.compile(r"^\s*put\s+\S+\s*[.!?]?\s*$", re.I),
+    "a verb with its object gone": re.compile(
+        r"\b(?:overwrite|remove|delete|need)\s+(?:with|from|anymore)\b", re.I
+    ),
+    "a modal with no subject": re.compile(r"(?:^|[:;]\s*)should\b", re.I),
+    "a range with one end": re.compile(r"\b(?:rows?|quantities)\s+through\b", re.I),
+    "a bare noun": re.compile(
+        r"\b(?:of|on|rid of|take|mark|show|undo)\s+(?:cat\s+)?(?:row|vote|favou?rite|image|photo)"
+        r"(?!s)(?=\s*(?:[,.;!?]|$)|\s+(?:off|as|to)\b)",
+        re.I,
+    ),
+    "a clause left hanging": re.compile(r"\bthat (?:was|went)\s*(?:[:,;]|in\b)", re.I),
 }
+#: Twins per task may drop below BEFORE by the rules' cost; google_sheets pays most (its
+#: requests are short lists of labelled values): 57 of 70, each skip with its reason.
+FLOOR = {"google_sheets": 0.8}
 
 
 @cache
@@ -74,10 +95,43 @@ def test_no_twin_reads_badly(task: str) -> None:
                 continue
             if _new_hits(pattern, before, after):
                 bad.append((name, before, after))
+        bad += [(problem, before, after) for problem in _structural(twin, original)]
     assert bad == []
     assert len(twins) + len(skipped) == len(originals)
     # The stricter rules may cost a few twins, never most of them.
-    assert len(twins) >= 0.85 * BEFORE[task]
+    assert len(twins) >= FLOOR.get(task, 0.85) * BEFORE[task]
+
+
+_ITEM = re.compile(r"[^,:;()—–]+")
+_VALUE = re.compile(r"^\s*(?:for\s+)?[$'\"\d]")
+
+
+def _structural(twin: Instance, original: Instance) -> list[str]:
+    """Faults seen by comparing the twin with its original, not by a pattern on the twin:
+    a list label left without its value ("Essay 94," -> "Essay,"), a value left without its
+    label (", Internet 72.12," -> ", 72.12,"), a sentence whose subject was cut ("Ana left
+    the company" -> "Left the company"), and slot words that also meant something else."""
+    before, after = original.dialogue[-1].content, twin.dialogue[-1].content
+    found = []
+    items_before = [m.group(0).strip() for m in _ITEM.finditer(before)]
+    items_after = {m.group(0).strip().rstrip(".!?") for m in _ITEM.finditer(after)}
+    for item in items_before[1:]:  # list items: what follows a separator
+        for kept in items_after - set(items_before):
+            if kept and item.startswith(kept + " ") and _VALUE.match(item[len(kept) :]):
+                found.append("a label with no value")
+        words = item.split()
+        if len(words) == 2 and re.fullmatch(r"\$?\d[\d.,]*", words[1]) and words[1] in items_after:
+            found.append("a value with no label")
+    slots = original.provenance.notes["slots"]
+    for span in twin.provenance.removed_text:
+        if before.startswith(span) and re.match(r" [a-z]", before[len(span) :]):
+            found.append("a sentence with no subject")
+    for name in twin.provenance.removed_slots:
+        value = slots[name]
+        same = len(re.findall(re.escape(value), before))
+        if len(re.findall(re.escape(value), before, re.I)) > same:
+            found.append("slot words that also meant something else")
+    return found
 
 
 @pytest.mark.parametrize("task", TASKS)
@@ -175,3 +229,54 @@ def test_labels_and_quotes_go_with_their_value() -> None:
     )
     assert _query("Name the column 'Total' in F1", {"h": "Total"}, "h") == "Name the column in F1"
     assert _query("Paint Ana Diaz's row blue", {"n": "Ana Diaz"}, "n") == "Paint the row blue"
+
+
+def test_a_stay_keeps_its_dates_and_a_return_its_own_clause() -> None:
+    where = {"location": "Boise"}
+    assert _query("I'll be in Boise from May 2 to May 5. Need a hotel.", where, "location") == (
+        "I'll be away from May 2 to May 5. Need a hotel."
+    )
+    # "be in X" with no dates after it is not a stay: no "away" ("going to be in Reno this week").
+    week = _query("How's the weather going to be in Reno this week?", {"q": "Reno"}, "q")
+    assert week == "How's the weather going to be this week?"
+    dates = {"departure_date": "2024/11/24"}
+    query = "A flight from SEA to Reno on 2024/11/24 and coming back 12/06/2024, max $300."
+    assert _query(query, dates, "departure_date") == (
+        "A flight from SEA to Reno, coming back 12/06/2024, max $300."
+    )
+
+
+def test_coordinates_take_their_label_and_bare_nouns_keep_an_article() -> None:
+    slots = {"lat": "31.1", "lon": "-97.4"}
+    query = "Show me pollution history at (lat, lon) = (31.1, -97.4) for last week!"
+    assert _query(query, slots, "lat", "lon") == "Show me pollution history for last week!"
+    assert _query("Please get rid of row 19, it's a duplicate.", {"r": "19"}, "r") == (
+        "Please get rid of the row, it's a duplicate."
+    )
+    assert _query("Take favorite #13996 off my list", {"f": "13996"}, "f") == (
+        "Take the favorite off my list"
+    )
+    # A noun that is part of a compound keeps its words as they are.
+    assert _query("New budget row 5: Rent, $900", {"r": "5"}, "r") == "New budget row: Rent, $900"
+
+
+@pytest.mark.parametrize(
+    ("query", "slots", "reason"),
+    [
+        ("Put 13 in E28.", {"cell": "E28"}, "a verb with no place"),
+        ("Overwrite B6 with 19260 please", {"cell": "B6"}, "a verb with no object"),
+        ("We don't need Hire Year anymore, drop it.", {"c": "Hire Year"}, "a verb with no object"),
+        ("Header fix: Stock should say On Hand", {"old": "Stock"}, "a verb with no subject"),
+        ("Jonah Dubois left the company; delete the row.", {"n": "Jonah Dubois"}, "no subject"),
+        ("Restock all that was under 5: set them to 60.", {"n": "under 5"}, "before punctuation"),
+        ("Remove rows 6 through 8, they're tests.", {"first": "6"}, "one end of a range"),
+        ("Ana — Essay 94, Lab 92, Project 80", {"a": "94"}, "a label with no value"),
+        ("Spending: Rent $1320, Internet 72.12, Food $10.", {"b": "Internet"}, "label"),
+        ("Mark lines that went over budget with Over budget", {"f": "Over budget"}, "also used"),
+    ],
+)
+def test_fragments_that_cannot_be_mended_are_skipped_with_their_reason(
+    query: str, slots: dict[str, str], reason: str
+) -> None:
+    why = cut(query, slots, list(slots))
+    assert isinstance(why, str) and reason in why, why

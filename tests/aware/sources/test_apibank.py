@@ -113,9 +113,7 @@ def test_folder_loads_sorted_and_reports_records_needing_tool_retrieval(
         assert len(load_apibank(FIXTURES / "apibank")) == 8
     warnings = [r.getMessage() for r in caplog.records]
     assert len(warnings) == 2  # one line per reason, not per record
-    assert any(
-        w.startswith("skipped 1 API-Bank record that needs tool retrieval") for w in warnings
-    )
+    assert any(w.startswith("skipped 1 API-Bank record: it needs tool retrieval") for w in warnings)
 
 
 def test_output_is_deterministic_and_round_trips_through_the_dataset_file(tmp_path: Path) -> None:

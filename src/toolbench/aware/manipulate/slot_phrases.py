@@ -6,7 +6,11 @@ around a slot that only exist to introduce it (a preposition, an article, a labe
 "id", "#", "zipcode" or "the city of", a possessive, "the ... area") belong to the phrase it
 heads, so they go with it. What cannot be repaired by a fixed rule (a verb that was the slot,
 half of a date range, a place referred back to later) is detected here so the caller can pick
-another slot or skip the twin and say why. Every rule is a regular expression over the query:
+another slot or skip the twin and say why. A few rewrites keep a request whole instead of
+skipping it: "I'll be in Boise from ..." becomes "I'll be away from ..." (not "I'll be from"),
+"on May 2 and coming back May 9" becomes ", coming back May 9", a coordinate label whose
+numbers went ("at (lat, lon) =") goes too, and a noun whose value went gets back its article
+("get rid of row 19" -> "get rid of the row"). Every rule is a regular expression over the query:
 the same query always gives the same twin.
 """
 
@@ -49,7 +53,7 @@ PREPOSITIONS = (
 )
 _DANGLING_WORDS = (
     rf"{ARTICLES}|{PREPOSITIONS}|and|or|be|is|are|id|#|=|lat|lon|latitude|longitude|longitute|"
-    r"out|back|where|least|over|say|write|put|as"
+    r"out|back|where|least|over|say|write|put|as|was|were"
 )
 _AUX = r"is|are|was|were|be|do|does|did|should|must|can|could|will|would|has|have|gets|come|comes"
 #: Each check names a fragment that no user writes.
@@ -61,7 +65,23 @@ _CHECKS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("ends with a separator", re.compile(r"[/—–]\s*$|^\s*\w+\s+/\s")),
     (
         "a verb with no object",
-        re.compile(r"\b(?:put|write|enter|type)\s+(?:in|into|at|on)\b", re.IGNORECASE),
+        re.compile(
+            r"\b(?:put|write|enter|type|overwrite|remove|delete|drop|move|copy)\s+"
+            r"(?:in|into|at|on|with|from)\b|\b(?:need|want|use)\s+(?:anymore|any more)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        # "Put 13." once "in E28" is gone: a value with nowhere to go.
+        "a verb with no place",
+        re.compile(
+            r"\bput\b(?![^.;!?]*\b(?:in|into|on|at|under|above|below|as|back|there)\b)",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "a verb with no subject",
+        re.compile(r"(?:^|[:;—–]\s*)(?:should|must|would|will)\s+(?:say|read|be|show)\b", re.I),
     ),
     (
         "a verb with no complement",
@@ -78,7 +98,7 @@ _CHECKS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(rf"\b(?:{ARTICLES}|{PREPOSITIONS})\s+(?:{_AUX})\b", re.IGNORECASE),
     ),
     ("a possessive with no owner", re.compile(r"(?:^|\s)['’]s\b")),
-    ("empty coordinates", re.compile(r"\(\s*[,;]?\s*\)|=(?!\s*[\w(\"'+-])")),
+    ("empty coordinates", re.compile(r"\(\s*[,;]?\s*\)|=(?!\s*[\w(\"'+-])|\)\s*=\s*(?![(\d+-])")),
 )
 #: "there" as a place, not "is there" / "there are".
 _THERE = r"(?<!\bis\s)(?<!\bare\s)(?<!\bwas\s)\bthere\b(?!\s+(?:is|are|was|were|be|any)\b)"
@@ -104,12 +124,81 @@ def phrase_span(text: str, start: int, end: int) -> tuple[int, int, str]:
     if area is not None and _DETERMINER_LEFT.search(text[:start]) is not None:
         end += area.end()  # "in the Little Rock area": the whole phrase is the place
         ended = True
+    slot_start = start
     while (match := _LEFT.search(text[:start])) is not None:
         word = match.group(0).strip().lower()
         if re.fullmatch(_DETERMINERS, word) and not ended:
             break  # "the american bobtail cat breed": the article belongs to "breed"
         start = match.start()
+    dated = _DATES_FOLLOW.match(text[end:]) is not None
+    if dated and _BE_IN.match(text[start:slot_start]) and _BE.search(text[:start]):
+        return start, end, "away"  # "I'll be in Boise from ..." -> "I'll be away from ..."
+    if ended and (joined := _AND_RETURN.match(text[end:])) is not None:
+        return start, end + joined.end(), ","  # "to Reno on May 2 and coming back May 9"
     return start, end, ""
+
+
+_BE_IN = re.compile(r"\s*(?:in|at)\b", re.IGNORECASE)
+_BE = re.compile(r"\b(?:be|being)\s*$", re.IGNORECASE)
+_DATES_FOLLOW = re.compile(r"^\s+(?:from|between)\b", re.IGNORECASE)
+#: "and" that joined a removed departure to its return: the return stays, the "and" goes.
+_AND_RETURN = re.compile(
+    r"^\s+and\s+(?=(?:coming back|returning|back on|flying back)\b)", re.IGNORECASE
+)
+_COORDINATE = r"(?:lat|lon|lng|latitude|longitude|longitute)"
+#: A coordinate label whose numbers were cut: "at (lat, lon) = for ..." has nothing to point at.
+_ORPHAN_LABEL = re.compile(
+    rf"\s*(?:\b(?:at|for|with)\s+)?(?:the (?:location|spot|place|point) with\s+)?"
+    rf"\(\s*{_COORDINATE}\s*,\s*{_COORDINATE}\s*\)\s*=(?!\s*[(\d+-])",
+    re.IGNORECASE,
+)
+#: Nouns that keep their value's article when the value goes: "of row 19" -> "of the row".
+_BARE_NOUN = re.compile(
+    r"(?<![\w'])(?P<before>[\w']+)\s+(?P<noun>(?:cat\s+)?"
+    r"(?:row|column|vote|favou?rite|image|photo|picture|pic))\s*$",
+    re.IGNORECASE,
+)
+#: Words after which such a noun needs its article (a verb or a preposition, not "budget row").
+_NEEDS_ARTICLE = re.compile(
+    rf"{PREPOSITIONS}|up|off|rid|show|undo|mark|add|take|remove|delete|get|see",
+    re.IGNORECASE,
+)
+
+
+def drop_orphan_labels(text: str) -> tuple[str, list[str]]:
+    """Remove "(lat, lon) =" (and the "at" that led to it) once its numbers are gone."""
+    found = [m.group(0).strip() for m in _ORPHAN_LABEL.finditer(text)]
+    return _ORPHAN_LABEL.sub("", text), found
+
+
+def with_article(prefix: str) -> str:
+    """``prefix`` (the text before a removed value) with "the" before a bare noun the value
+    named: "get rid of row 19" -> "get rid of the row", not "get rid of row"."""
+    match = _BARE_NOUN.search(prefix)
+    if match is None or not _NEEDS_ARTICLE.fullmatch(match.group("before")):
+        return prefix
+    return prefix[: match.start("noun")] + "the " + prefix[match.start("noun") :]
+
+
+_LABEL_LEFT = re.compile(r"[:,(—–]\s*(?P<label>[A-Za-z][\w'-]*(?:\s+[\w'-]+){0,2})\s*$")
+_VALUE_END = re.compile(r"^\s*(?:[,.;)]|$)")
+_NOT_LABEL = re.compile(rf"\b(?:{ARTICLES}|my|our|your|and|or)\b", re.IGNORECASE)
+
+
+_ITEM_START = re.compile(r"[:,(—–]\s*$")
+_BARE_VALUE = re.compile(r"^\s*\$?\d[\d.,]*\s*(?:[,.;)]|$)")
+
+
+def leaves_bare_label(text: str, start: int, end: int) -> bool:
+    """True when ``text[start:end]`` (already widened) is one half of a "label value" list
+    item and the other half would stay alone: "Essay 94, Lab 92" -> "Essay, Lab 92" (value
+    cut), "Rent $1320, Internet 72.12" -> "Rent $1320, 72.12" (label cut)."""
+    if _ITEM_START.search(text[:start]) and _BARE_VALUE.match(text[end:]):
+        return True
+    left = _LABEL_LEFT.search(text[:start])
+    if left is None or _VALUE_END.match(text[end:]) is None:
+        return False
+    return _NOT_LABEL.search(left.group("label")) is None
 
 
 def drop_back_references(text: str) -> tuple[str, list[str]]:

@@ -31,10 +31,14 @@ from dataclasses import dataclass
 from toolbench.aware.manipulate.slot_phrases import (
     BACK_REFERENCE,
     PLACE_SLOTS,
+    PREPOSITIONS,
     drop_back_references,
+    drop_orphan_labels,
+    leaves_bare_label,
     new_problems,
     phrase_span,
     starts_like,
+    with_article,
 )
 from toolbench.aware.manipulate.twin import incomplete_twin
 from toolbench.aware.schema import Instance, Turn, Verification
@@ -103,14 +107,43 @@ def remove_phrase(text: str, phrase: str) -> tuple[str, list[str]]:
     from ``text``."""
     removed: list[str] = []
     # Whole words only: the quantity "2" must not be cut out of "2024-04-27".
-    left = r"(?<!\w)" if phrase[:1].isalnum() else ""
-    right = r"(?!\w)" if phrase[-1:].isalnum() else ""
-    pattern = re.compile(left + re.escape(phrase) + right, re.IGNORECASE)
+    pattern = _slot_pattern(phrase)
     while (match := pattern.search(text)) is not None:
         start, end, replacement = phrase_span(text, match.start(), match.end())
         removed.append(text[start:end].strip())
-        text = text[:start] + f" {replacement} " + text[end:]
+        text = with_article(text[:start]) + f" {replacement} " + text[end:]
     return tidy(text), removed
+
+
+def _slot_pattern(phrase: str) -> re.Pattern[str]:
+    left = r"(?<!\w)" if phrase[:1].isalnum() else ""
+    right = r"(?!\w)" if phrase[-1:].isalnum() else ""
+    return re.compile(left + re.escape(phrase) + right, re.IGNORECASE)
+
+
+def _unfit(query: str, name: str, phrase: str) -> str | None:
+    """Why cutting ``phrase`` cannot give a natural request whatever is tidied afterwards."""
+    matches = list(_slot_pattern(phrase).finditer(query))
+    if any(m.group(0) != phrase for m in matches):
+        # "mark lines that went over budget with Over budget": one is the value, one is not.
+        return "the slot's words stay in the query (also used for something else)"
+    if name in _DATE_SLOTS and _half_of_a_range(query, phrase):
+        return "the date is one end of a range"
+    p = re.escape(phrase)
+    if re.search(rf"(?<!\w){p}\s+(?:through|thru)\s|\b(?:through|thru)\s+{p}(?!\w)", query, re.I):
+        return "the value is one end of a range"
+    for match in matches[:1]:
+        start, end, _ = phrase_span(query, match.start(), match.end())
+        if leaves_bare_label(query, start, end):
+            return "the twin would read badly (a label with no value)"
+        if not query[:start].strip() and _STARTS_A_PREDICATE.match(query[end:]):
+            return "the twin would read badly (a sentence with no subject)"
+    return None
+
+
+#: After a removed sentence subject: a lower-case word that is not a preposition ("Ana Diaz
+#: left the company" -> "Left the company").
+_STARTS_A_PREDICATE = re.compile(rf"^ +(?!(?:{PREPOSITIONS}|and|or|-)\b)[a-z]")
 
 
 def _half_of_a_range(query: str, phrase: str) -> bool:
@@ -139,8 +172,8 @@ def _cut_words(query: str, slots: dict[str, str], names: Sequence[str]) -> SlotC
         phrase = slots[name]
         if not phrase.strip():
             return "the slot has no words to cut"
-        if name in _DATE_SLOTS and _half_of_a_range(query, phrase):
-            return "the date is one end of a range"
+        if (why := _unfit(query, name, phrase)) is not None:
+            return why
         new, spans = remove_phrase(new, phrase)
         removed.extend(spans)
     if any(slots[n].lower() in new.lower() for n in names):
@@ -149,6 +182,8 @@ def _cut_words(query: str, slots: dict[str, str], names: Sequence[str]) -> SlotC
     if set(gone) & (PLACE_SLOTS - {"location_from"}):
         new, references = drop_back_references(new)
         removed.extend(references)
+    new, labels = drop_orphan_labels(new)
+    removed.extend(labels)
     return SlotCut(starts_like(query, tidy(new)), removed, gone)
 
 

@@ -95,8 +95,8 @@ def skip_summary(skipped: list[str]) -> list[str]:
         reason = IS_RETRIEVAL if line.endswith(IS_RETRIEVAL) else NEEDS_RETRIEVAL
         by_reason.setdefault(reason, []).append(line)
     return [
-        f"skipped {len(lines)} API-Bank record{'s' if len(lines) != 1 else ''} that "
-        f"{reason.replace('it ', '', 1)} (e.g. {lines[0]})"
+        f"skipped {len(lines)} API-Bank record{'s' if len(lines) != 1 else ''}: "
+        f"{reason} (e.g. {lines[0]})"
         for reason, lines in by_reason.items()
     ]
 
