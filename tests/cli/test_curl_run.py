@@ -233,6 +233,7 @@ def test_a_live_outage_is_an_infra_error_record_and_exit_3(
 ) -> None:
     """The real API unreachable (no network): the sample is an infra error, retried on resume,
     and the run exits 3. It once ended the run with a traceback and no record."""
+
     async def unreachable(self: httpx.AsyncClient, request: httpx.Request, **_: Any) -> None:
         raise httpx.ConnectError("no route to host", request=request)
 

@@ -1,4 +1,4 @@
-"""Score generated cases through each task's real path (``task.load`` + ``task.prepare`` + ``task.score``).
+"""Score generated cases through each task's real path (load, prepare, ``task.score``).
 
 A perturbation only counts when it really changes the answer: for programs, the executed world
 state (criteria dict, sheet) must differ from every gold's; for curl, the request must differ

