@@ -26,6 +26,7 @@ from typing import Any
 import aiohttp
 import httpx2
 import openai
+from multidict import CIMultiDict
 from openai import AsyncOpenAI
 from openai._models import FinalRequestOptions
 
@@ -38,6 +39,8 @@ MAX_STOP_SEQUENCES = 4
 #: Open connections per model (the SDK's own default). ``--concurrency`` bounds the requests in
 #: flight, so this is only a ceiling; aiohttp's default of 100 would queue ``--concurrency 128``.
 MAX_CONNECTIONS = 1000
+#: Compact JSON, one encoder for all requests (``json.dumps`` with options builds one per call).
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
 
 
 def resolve_api_key(options: ModelOptions) -> str:
@@ -99,7 +102,7 @@ class OpenAIModel:
         # and waiting for the next bytes of the reply may take this long, the whole call longer.
         t = options.timeout_s
         self._timeout = aiohttp.ClientTimeout(total=None, connect=t, sock_connect=t, sock_read=t)
-        self._targets: dict[str, tuple[str, dict[str, str]]] = {}  # path -> (url, headers)
+        self._targets: dict[str, tuple[str, CIMultiDict[str]]] = {}  # path -> (url, headers)
         self._session: aiohttp.ClientSession | None = None
         self._session_loop: asyncio.AbstractEventLoop | None = None
 
@@ -131,12 +134,13 @@ class OpenAIModel:
         data = await self._post(path, body)
         return self._parse(data, time.perf_counter() - start)
 
-    def _target(self, path: str) -> tuple[str, dict[str, str]]:
+    def _target(self, path: str) -> tuple[str, CIMultiDict[str]]:
         """The SDK's URL and headers for ``path``, built once (they depend on nothing else)."""
         target = self._targets.get(path)
         if target is None:
             options = FinalRequestOptions.construct(method="post", url=path, json_data={})
-            headers = dict(self._client._build_headers(options).items())
+            # Kept in aiohttp's own type, which it then need not convert on every request.
+            headers = CIMultiDict(self._client._build_headers(options).items())
             target = self._targets[path] = (str(self._client._prepare_url(path)), headers)
         return target
 
@@ -160,7 +164,7 @@ class OpenAIModel:
         """POST ``body``; the decoded JSON reply (or its text if it is not JSON). Failures
         raise what the SDK would raise, so retrying and error messages do not change."""
         url, headers = self._target(path)
-        payload = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        payload = _ENCODER.encode(body).encode()
         try:
             async with self._http().post(url, data=payload, headers=headers) as response:
                 raw = await response.read()
