@@ -1,4 +1,4 @@
-"""Every benchmark in one command: ``python benchmarks/run_all.py`` (about 1.5 minutes).
+"""Every benchmark in one command: ``python benchmarks/run_all.py`` (about 3 minutes).
 
 Each script prints its own measurements and the ratio to its target, measured in the same run.
 The fuzzers (``fuzz_extract.py``, ``fuzz_http.py``, ``fuzz_protocol.py``: 10,000+ cases per
@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).parent
-SCRIPTS = ("harness.py", "model_server.py", "sandbox_throughput.py")
+SCRIPTS = ("harness.py", "model_server.py", "engine_speed.py", "sandbox_throughput.py")
 FUZZERS = ("fuzz_extract.py", "fuzz_http.py", "fuzz_protocol.py")
 
 if __name__ == "__main__":

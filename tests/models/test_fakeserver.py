@@ -6,14 +6,18 @@ import time
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.fakeserver import FakeOpenAIServer
 
 CHAT = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+# Both HTTP stacks must behave the same: benchmarks use the cheaper aiohttp one.
+ENGINES = pytest.mark.parametrize("engine", ["uvicorn", "aiohttp"])
 
 
-def test_failure_knobs_and_counters() -> None:
-    server = FakeOpenAIServer(fail_every=2, fail_status=429, retry_after="3")
+@ENGINES
+def test_failure_knobs_and_counters(engine: str) -> None:
+    server = FakeOpenAIServer(fail_every=2, fail_status=429, retry_after="3", engine=engine)
     with server, httpx.Client(base_url=server.base_url) as client:
         statuses = [client.post("/chat/completions", json=CHAT) for _ in range(4)]
         assert [r.status_code for r in statuses] == [200, 429, 200, 429]
@@ -31,8 +35,10 @@ def test_failure_knobs_and_counters() -> None:
         assert client.get("/models").json()["data"][0]["id"] == "fake"
 
 
-def test_delay_and_scripted_answer() -> None:
-    with FakeOpenAIServer(delay_s=0.2, answer=lambda body: body["prompt"].upper()) as server:
+@ENGINES
+def test_delay_and_scripted_answer(engine: str) -> None:
+    answer = lambda body: body["prompt"].upper()  # noqa: E731
+    with FakeOpenAIServer(delay_s=0.2, answer=answer, engine=engine) as server:
         start = time.perf_counter()
         reply = httpx.post(f"{server.base_url}/completions", json={"model": "m", "prompt": "ab"})
         assert time.perf_counter() - start >= 0.2
@@ -40,8 +46,9 @@ def test_delay_and_scripted_answer() -> None:
         assert server.paths == ["/v1/completions"]
 
 
-def test_subprocess_mode_reports_over_http() -> None:
-    with FakeOpenAIServer(answer="fixed", subprocess=True) as server:
+@ENGINES
+def test_subprocess_mode_reports_over_http(engine: str) -> None:
+    with FakeOpenAIServer(answer="fixed", subprocess=True, engine=engine) as server:
         with httpx.Client(base_url=server.base_url) as client:
             for _ in range(3):
                 assert (
@@ -70,8 +77,9 @@ def first_choice(response: httpx.Response) -> dict[str, Any]:
     return choice
 
 
-def test_scripted_tool_calls_in_openai_shape() -> None:
-    server = FakeOpenAIServer(answer=lambda body: TOOL_REPLY)
+@ENGINES
+def test_scripted_tool_calls_in_openai_shape(engine: str) -> None:
+    server = FakeOpenAIServer(answer=lambda body: TOOL_REPLY, engine=engine)
     with server, httpx.Client(base_url=server.base_url) as client:
         client.post("/chat/completions", json=CHAT)
         tools = [{"type": "function", "function": {"name": "get_weather"}}]
@@ -126,3 +134,8 @@ def test_subprocess_mode_scripts_tool_calls() -> None:
         calls = reply["choices"][0]["message"]["tool_calls"]
         assert [c["id"] for c in calls] == ["call_1_0", "call_1_1"]
         assert server.calls == 1
+
+
+def test_unknown_engine_is_refused() -> None:
+    with pytest.raises(ValueError, match="engine"):
+        FakeOpenAIServer(engine="gunicorn")

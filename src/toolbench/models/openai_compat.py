@@ -3,16 +3,32 @@
 vLLM, SGLang, TGI, Ollama and llama.cpp all speak this API, so one backend covers them through
 ``base_url``. The SDK's own retries are switched off: ``RetryingModel`` owns retrying so that
 every backend gets the same policy, the same attempt accounting and the same ``InfraError``.
+
+The official SDK decides everything about a request except its transport: the URL (base URL,
+``OPENAI_BASE_URL``), the headers (auth, user agent, platform headers), and the exceptions a
+failure raises (``openai.APIStatusError`` subclasses built by the SDK from the response,
+``APIConnectionError``, ``APITimeoutError``), so ``RetryingModel`` sees exactly what the SDK
+would raise. The bytes go over one ``aiohttp`` session per event loop, because the SDK's own
+request path (option models, ``httpx2`` request and URL objects, its aiohttp adapter) costs
+~1.2 ms of CPU per request on this class of machine, which alone caps a 2-core run at
+``--concurrency 128`` against a 200 ms server well below its 640 answers/s; the direct path
+costs ~0.3 ms.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import time
 from typing import Any
 
+import aiohttp
+import httpx2
+import openai
+from multidict import CIMultiDict
 from openai import AsyncOpenAI
+from openai._models import FinalRequestOptions
 
 from toolbench.errors import UserError
 from toolbench.models.base import ModelOptions
@@ -20,6 +36,11 @@ from toolbench.types import Generation, GenerationRequest, InfraError
 
 #: The completions and chat APIs reject more than four stop sequences.
 MAX_STOP_SEQUENCES = 4
+#: Open connections per model (the SDK's own default). ``--concurrency`` bounds the requests in
+#: flight, so this is only a ceiling; aiohttp's default of 100 would queue ``--concurrency 128``.
+MAX_CONNECTIONS = 1000
+#: Compact JSON, one encoder for all requests (``json.dumps`` with options builds one per call).
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
 
 
 def resolve_api_key(options: ModelOptions) -> str:
@@ -34,21 +55,6 @@ def resolve_api_key(options: ModelOptions) -> str:
     if options.base_url:
         return "EMPTY"
     raise UserError("set OPENAI_API_KEY or pass --api-key")
-
-
-def _http_client() -> Any:
-    """The SDK's aiohttp transport when installed, else its default (httpx).
-
-    At --concurrency 32, httpx's connection pool costs ~4-5 ms of CPU per request on this
-    class of machine, which alone caps a 2-core run well below the server's capacity; the
-    aiohttp transport is several times cheaper.
-    """
-    try:
-        from openai import DefaultAioHttpClient
-
-        return DefaultAioHttpClient()
-    except (ImportError, RuntimeError):
-        return None
 
 
 def _plain_tool_call(call: dict[str, Any]) -> dict[str, Any]:
@@ -82,16 +88,23 @@ class OpenAIModel:
             raise UserError("openai model needs a name, e.g. 'openai:gpt-4o-mini'")
         self.model = model
         self.name = f"openai:{model}"
+        # Never sends anything itself: it is the source of the URL, headers and exceptions.
         self._client = AsyncOpenAI(
             api_key=resolve_api_key(options),
             base_url=options.base_url,
             timeout=options.timeout_s,
             max_retries=0,
-            http_client=_http_client(),
         )
         # Part of the cache key: the same model name on two servers may be two different models.
         # Taken from the client so that OPENAI_BASE_URL and the default endpoint count too.
         self.base_url: str | None = str(self._client.base_url).rstrip("/")
+        # Like the SDK's timeout: each of connecting (incl. waiting for a pooled connection)
+        # and waiting for the next bytes of the reply may take this long, the whole call longer.
+        t = options.timeout_s
+        self._timeout = aiohttp.ClientTimeout(total=None, connect=t, sock_connect=t, sock_read=t)
+        self._targets: dict[str, tuple[str, CIMultiDict[str]]] = {}  # path -> (url, headers)
+        self._session: aiohttp.ClientSession | None = None
+        self._session_loop: asyncio.AbstractEventLoop | None = None
 
     def _common_args(self, request: GenerationRequest) -> dict[str, Any]:
         args: dict[str, Any] = {
@@ -118,12 +131,62 @@ class OpenAIModel:
             path, body["prompt"] = "/completions", request.prompt
         else:
             raise ValueError("GenerationRequest needs either 'prompt' or 'messages'")
-        # The SDK's generic ``post`` rather than the typed ``create()``: same auth, URL,
-        # timeout and error mapping (openai.APIStatusError etc.), but it skips the recursive
-        # TypedDict transform of the parameters and the pydantic construction of the response,
-        # which cost ~1 ms of CPU per request, the largest client overhead at high concurrency.
-        data = await self._client.post(path, body=body, cast_to=object)
+        data = await self._post(path, body)
         return self._parse(data, time.perf_counter() - start)
+
+    def _target(self, path: str) -> tuple[str, CIMultiDict[str]]:
+        """The SDK's URL and headers for ``path``, built once (they depend on nothing else)."""
+        target = self._targets.get(path)
+        if target is None:
+            options = FinalRequestOptions.construct(method="post", url=path, json_data={})
+            # Kept in aiohttp's own type, which it then need not convert on every request.
+            headers = CIMultiDict(self._client._build_headers(options).items())
+            target = self._targets[path] = (str(self._client._prepare_url(path)), headers)
+        return target
+
+    def _http(self) -> aiohttp.ClientSession:
+        """The session of the running loop: a keep-alive pool shared by all requests in it."""
+        loop = asyncio.get_running_loop()
+        session = self._session
+        if session is None or session.closed or self._session_loop is not loop:
+            # First request, or a new asyncio.run(): a pool bound to a finished loop is dead.
+            connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS)
+            session = self._session = aiohttp.ClientSession(
+                connector=connector,
+                timeout=self._timeout,
+                cookie_jar=aiohttp.DummyCookieJar(),  # an API client keeps no cookies
+                skip_auto_headers=("User-Agent",),  # the SDK's headers say who we are
+            )
+            self._session_loop = loop
+        return session
+
+    async def _post(self, path: str, body: dict[str, Any]) -> object:
+        """POST ``body``; the decoded JSON reply (or its text if it is not JSON). Failures
+        raise what the SDK would raise, so retrying and error messages do not change."""
+        url, headers = self._target(path)
+        payload = _ENCODER.encode(body).encode()
+        try:
+            async with self._http().post(url, data=payload, headers=headers) as response:
+                raw = await response.read()
+                status = response.status
+                if status >= 400:
+                    reply_headers = list(response.headers.items())
+        except asyncio.TimeoutError as error:  # aiohttp's timeouts are also ClientErrors
+            raise openai.APITimeoutError(request=httpx2.Request("POST", url)) from error
+        except (aiohttp.ClientError, OSError) as error:
+            raise openai.APIConnectionError(request=httpx2.Request("POST", url)) from error
+        if status >= 400:
+            failed = httpx2.Response(
+                status,
+                headers=reply_headers,
+                content=raw,
+                request=httpx2.Request("POST", url),
+            )
+            raise self._client._make_status_error_from_response(failed)
+        try:
+            return json.loads(raw)
+        except ValueError:  # e.g. an HTML error page from a proxy: _parse says what came back
+            return raw.decode("utf-8", "replace")
 
     def _parse(self, data: object, latency_s: float) -> Generation:
         choices = data.get("choices") if isinstance(data, dict) else None
@@ -150,4 +213,9 @@ class OpenAIModel:
         )
 
     async def aclose(self) -> None:
-        await self._client.close()
+        try:
+            if self._session is not None:
+                await self._session.close()
+        finally:
+            self._session = None
+            await self._client.close()
