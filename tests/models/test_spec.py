@@ -97,5 +97,5 @@ def test_known_models_cover_every_prefix_and_the_awareness_baselines() -> None:
 
 @pytest.mark.parametrize("spec", ["always-no", "random:3", "similarity"])
 def test_an_awareness_baseline_in_a_task_run_says_where_it_belongs(spec: str) -> None:
-    with pytest.raises(UserError, match="awareness baseline.*toolbench aware run"):
+    with pytest.raises(UserError, match=r"awareness baseline.*toolbench aware run"):
         make_model(spec, LOCAL)

@@ -13,6 +13,7 @@ from pathlib import Path
 from toolbench.errors import UserError, did_you_mean
 from toolbench.models.base import Model, ModelOptions
 
+
 @dataclass(frozen=True)
 class KnownModel:
     """One entry of the model registry, as ``toolbench list models`` shows it."""
@@ -80,6 +81,7 @@ AWARE_BASELINES = ("always-yes", "always-no", "random", "similarity")
 
 _BARE = ("baseline", "oracle")
 _PREFIXED = ("replay", "openai", "hf")
+
 
 def _unknown(spec: str) -> UserError:
     _, colon, rest = spec.partition(":")
