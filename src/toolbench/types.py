@@ -106,6 +106,12 @@ class GenerationRequest:
             payload["tools"] = self.plain_tools()
         return payload
 
+    def plain_messages(self) -> list[dict[str, Any]] | None:
+        """``messages`` as plain JSON data (tool calls included), as sent to an API."""
+        if self.messages is None:
+            return None
+        return [_plain(message) for message in self.messages]
+
     def plain_tools(self) -> list[dict[str, Any]] | None:
         """``tools`` as plain JSON data (dicts and lists), as sent to an API or a template."""
         if self.tools is None:

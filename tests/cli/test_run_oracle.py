@@ -201,3 +201,50 @@ def test_fingerprint_mismatch_refused(cli: Callable[..., CliResult], tmp_path: P
     assert code == 2 and "different configuration" in err
     _, records = read_run(out)
     assert len(records) == 3
+
+
+def test_a_server_that_is_not_there_is_one_line_before_any_folder(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """A refused connection is exit 2 naming --base-url at once, not minutes of retries
+    ending in 'Request timed out'."""
+    import socket
+    import time
+
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    out = tmp_path / "run"
+    start = time.monotonic()
+    code, _, err = cli(
+        "run", "home_search", "--model", "openai:m", "--base-url",
+        f"http://127.0.0.1:{port}/v1", "--limit", "2", "--out", str(out),
+    )  # fmt: skip
+    assert code == 2 and time.monotonic() - start < 30
+    assert err.count("\n") == 1 and "--base-url" in err and "Connection refused" in err
+    assert not out.exists()
+
+
+def test_out_naming_a_file_is_one_line(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    target = tmp_path / "file.txt"
+    target.write_text("not a run folder")
+    code, _, err = cli("run", "booking", "--model", "oracle", "--limit", "1", "--out", str(target))
+    assert code == 2 and "--out" in err and "is a file" in err and err.count("\n") == 1
+    assert target.read_text() == "not a run folder"
+
+
+def test_a_rerun_with_another_selection_starts_a_new_folder(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    runs = tmp_path / "runs"
+    base = ("run", "booking", "--model", "oracle", "--runs-dir", str(runs))
+    assert cli(*base, "--limit", "2")[0] == 0
+    # An unfinished run of 2 samples: the same command resumes it, another --limit does not.
+    (folder,) = runs.iterdir()
+    info = json.loads((folder / "run.json").read_text())
+    (folder / "run.json").write_text(json.dumps({**info, "status": "interrupted"}))
+    assert cli(*base, "--limit", "3")[0] == 0
+    assert len(list(runs.iterdir())) == 2
+    assert len((folder / "samples.jsonl").read_text().splitlines()) == 2
+    assert cli(*base, "--limit", "2")[0] == 0
+    assert len(list(runs.iterdir())) == 2

@@ -78,6 +78,17 @@ def _plain_tool_call(call: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _cause(error: BaseException) -> str:
+    """What went wrong underneath, in a few words ("Connection refused", "Name or service not
+    known"), for messages that must say which kind of failure it was."""
+    inner = getattr(error, "os_error", None) or error.__cause__ or error
+    code = getattr(inner, "errno", None)
+    if isinstance(code, int) and code > 0:
+        return os.strerror(code)  # "Connection refused", not "Connect call failed (...)"
+    text = getattr(inner, "strerror", None) or str(inner) or type(inner).__name__
+    return " ".join(str(text).split())[:200]
+
+
 class OpenAIModel:
     """Chat or completion requests against one model name on one endpoint."""
 
@@ -122,7 +133,7 @@ class OpenAIModel:
         start = time.perf_counter()
         body = self._common_args(request)
         if request.messages is not None:
-            path, body["messages"] = "/chat/completions", [dict(m) for m in request.messages]
+            path, body["messages"] = "/chat/completions", request.plain_messages()
             if request.tools:  # the API rejects an empty list: no tools means no field
                 body["tools"], body["tool_choice"] = request.plain_tools(), "auto"
         elif request.tools is not None:
@@ -134,15 +145,49 @@ class OpenAIModel:
         data = await self._post(path, body)
         return self._parse(data, time.perf_counter() - start)
 
-    def _target(self, path: str) -> tuple[str, CIMultiDict[str]]:
-        """The SDK's URL and headers for ``path``, built once (they depend on nothing else)."""
+    def _target(self, path: str) -> tuple[str, CIMultiDict[str]] | None:
+        """The SDK's URL and headers for ``path``, built once (they depend on nothing else).
+        None when this SDK version lacks the helpers used here: requests then go through the
+        SDK's own (slower) ``post``, so an SDK upgrade costs speed, never correctness."""
         target = self._targets.get(path)
         if target is None:
-            options = FinalRequestOptions.construct(method="post", url=path, json_data={})
-            # Kept in aiohttp's own type, which it then need not convert on every request.
-            headers = CIMultiDict(self._client._build_headers(options).items())
-            target = self._targets[path] = (str(self._client._prepare_url(path)), headers)
+            try:
+                options = FinalRequestOptions.construct(method="post", url=path, json_data={})
+                # Kept in aiohttp's own type, which it then need not convert on every request.
+                headers = CIMultiDict(self._client._build_headers(options).items())
+                target = (str(self._client._prepare_url(path)), headers)
+                self._client._make_status_error_from_response  # noqa: B018 - must exist
+            except (AttributeError, TypeError):
+                return None
+            self._targets[path] = target
         return target
+
+    async def preflight(self) -> None:
+        """One cheap request before the first sample (``GET /models``), so that a server that
+        is not there is one clear line (exit 2) instead of minutes of retries. Only "nobody is
+        listening" and "the key is refused" stop the run: a server without ``/models`` or a
+        slow one is left to the retries."""
+        url = f"{self.base_url}/models"
+        headers = {"Authorization": f"Bearer {self._client.api_key}"}
+        timeout = aiohttp.ClientTimeout(total=min(10.0, self._timeout.sock_read or 10.0))
+        try:  # its own session: the run's pool belongs to the run's event loop
+            async with (
+                aiohttp.ClientSession(timeout=timeout) as session,
+                session.get(url, headers=headers) as response,
+            ):
+                status = response.status
+        except (aiohttp.ClientConnectorError, aiohttp.InvalidURL) as error:
+            raise UserError(
+                f"--base-url {self.base_url}: cannot connect ({_cause(error)}); start the "
+                "server or fix the URL"
+            ) from None
+        except (asyncio.TimeoutError, aiohttp.ClientError, OSError):
+            return
+        if status in (401, 403):
+            raise UserError(
+                f"{self.base_url}: the API key was refused (HTTP {status}); pass --api-key or "
+                "set OPENAI_API_KEY"
+            )
 
     def _http(self) -> aiohttp.ClientSession:
         """The session of the running loop: a keep-alive pool shared by all requests in it."""
@@ -163,7 +208,10 @@ class OpenAIModel:
     async def _post(self, path: str, body: dict[str, Any]) -> object:
         """POST ``body``; the decoded JSON reply (or its text if it is not JSON). Failures
         raise what the SDK would raise, so retrying and error messages do not change."""
-        url, headers = self._target(path)
+        target = self._target(path)
+        if target is None:
+            return await self._client.post(path, body=body, cast_to=object)
+        url, headers = target
         payload = _ENCODER.encode(body).encode()
         try:
             async with self._http().post(url, data=payload, headers=headers) as response:
@@ -174,7 +222,11 @@ class OpenAIModel:
         except asyncio.TimeoutError as error:  # aiohttp's timeouts are also ClientErrors
             raise openai.APITimeoutError(request=httpx2.Request("POST", url)) from error
         except (aiohttp.ClientError, OSError) as error:
-            raise openai.APIConnectionError(request=httpx2.Request("POST", url)) from error
+            # Keep the kind: "connection refused" must not read as a timeout or a bare
+            # "Connection error." in the run log.
+            raise openai.APIConnectionError(
+                message=f"Connection error: {_cause(error)}", request=httpx2.Request("POST", url)
+            ) from error
         if status >= 400:
             failed = httpx2.Response(
                 status,

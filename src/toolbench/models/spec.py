@@ -148,3 +148,17 @@ def make_model(spec: str, options: ModelOptions) -> Model:
 
         return _wrap(HFModel(rest, options), options, retry=False)
     raise _unknown(spec)
+
+
+async def preflight(model: Model) -> None:
+    """Check the model's endpoint before the run starts, if its backend can (see
+    ``OpenAIModel.preflight``); wrappers (cache, retries) are looked through."""
+    seen: Model | None = model
+    for _ in range(8):  # a few wrappers at most
+        if seen is None:
+            return
+        check = getattr(seen, "preflight", None)
+        if callable(check):
+            await check()
+            return
+        seen = getattr(seen, "inner", None)

@@ -68,6 +68,8 @@ class RunPlan:
     finish: Finisher
     concurrency: int
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    # Checks that must pass before any folder is made (e.g. the model's endpoint answers).
+    preflight: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     extra_final: dict[str, Any] = field(default_factory=dict)  # e.g. the sandbox's isolation
 
 
@@ -108,6 +110,13 @@ def folder_for(
 
 def execute_plan(plan: RunPlan, out: Path | None, runs_dir: Path, console: Console) -> RunResult:
     """Run the plan's work into its folder; see the module docstring."""
+
+    async def checks() -> None:
+        for check in plan.preflight:
+            await check()
+
+    if plan.preflight:
+        asyncio.run(checks())
     folder = folder_for(plan.prefix, plan.fingerprint, plan.selection, out, runs_dir)
     store, previous, done = open_run(folder, plan.fingerprint, console)
     info = {

@@ -20,7 +20,7 @@ from toolbench.config import RunConfig
 from toolbench.errors import UserError
 from toolbench.models.base import Model, ModelOptions
 from toolbench.models.builtin import ReplayModel, check_replay
-from toolbench.models.spec import make_model
+from toolbench.models.spec import make_model, preflight
 from toolbench.prompts.builder import PromptConfig, Prompter
 from toolbench.runner.engine import PreparedTask, sample_work
 from toolbench.runner.lifecycle import RunPlan, RunResult, execute_plan, slug
@@ -153,6 +153,7 @@ def task_plan(config: RunConfig, prepared: list[PreparedTask], model: Model) -> 
         finish=lambda info, records: finish_info(info, prepared, records),
         concurrency=config.concurrency,
         closers=[model.aclose],
+        preflight=[lambda: preflight(model)],
     )
 
 

@@ -12,6 +12,7 @@ import json
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -223,9 +224,11 @@ def execute_aware(
     console: Console,
 ) -> RunResult:
     prepared = prepare(config, options, cache_dir)
-    closers: list[Callable[[], Awaitable[None]]] = [prepared.model.aclose]
-    if prepared.judge is not None:
-        closers.append(prepared.judge.aclose)
+    from toolbench.models.spec import preflight
+
+    models = [m for m in (prepared.model, prepared.judge) if m is not None]
+    closers: list[Callable[[], Awaitable[None]]] = [m.aclose for m in models]
+    checks: list[Callable[[], Awaitable[None]]] = [partial(preflight, m) for m in models]
     plan = RunPlan(
         prefix=f"aware-{slug(config.dataset.stem)}-{slug(config.model)}-",
         fingerprint=fingerprint(config),
@@ -235,6 +238,7 @@ def execute_aware(
         finish=lambda info, records: _finish_info(info, prepared, records),
         concurrency=config.concurrency,
         closers=closers,
+        preflight=checks,
     )
     return execute_plan(plan, out, runs_dir, console)
 
