@@ -68,8 +68,9 @@ def _temperature(text: str) -> float:
 
 
 def _default_cache_dir() -> Path:
-    env = os.environ.get("TOOLBENCH_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "toolbench"
+    from toolbench.api import default_cache_dir
+
+    return default_cache_dir()
 
 
 def _add_prompt_flags(p: argparse.ArgumentParser) -> None:
