@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 
@@ -25,6 +26,9 @@ def command_list(args: argparse.Namespace, console: Console) -> int:
         for column in ("model spec", "what it is", "needs", "runs"):
             table.add_column(column)
         for model in MODELS:
-            table.add_row(model.spec, model.what, model.needs, model.runs)
+            # escape: "toolbench[dense]" and "random[:SEED]" are not rich markup
+            table.add_row(
+                *(escape(text) for text in (model.spec, model.what, model.needs, model.runs))
+            )
     console.print(table)
     return 0
