@@ -80,9 +80,10 @@ def _add_prompt_flags(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--mode",
-        choices=["completion", "chat"],
+        choices=["completion", "chat", "tools"],
         default="completion",
-        help="prompt as the original (completion) or as chat messages",
+        help="prompt as the original (completion), as chat messages, or as chat messages with "
+        "the API as native function tools (home_search, booking)",
     )
     p.add_argument(
         "--retriever", choices=["bm25", "dense"], default="bm25", help="how docs are picked"

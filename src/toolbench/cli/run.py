@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,8 @@ from toolbench.errors import UserError
 from toolbench.models.base import ModelOptions
 from toolbench.prompts.builder import Mode, Prompter
 from toolbench.runner.run import RunResult, execute, prompt_config_for
-from toolbench.tasks.registry import get_task, parse_task_list
+from toolbench.tasks.base import Task
+from toolbench.tasks.registry import TASKS, get_task, parse_task_list
 
 # A finished run whose infra errors remain (rerun the same command to retry them).
 EXIT_INCOMPLETE = 3
@@ -32,6 +34,19 @@ def prompt_settings(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def check_mode(tasks: list[Task], mode: str) -> None:
+    """--mode tools needs a task that offers its API as tools: refuse others up front."""
+    if mode != Mode.TOOLS.value:
+        return
+    lacking = [task.name for task in tasks if getattr(task, "toolset", None) is None]
+    if lacking:
+        able = [name for name, task in TASKS.items() if getattr(task, "toolset", None)]
+        raise UserError(
+            f"--mode tools: task {', '.join(lacking)} has no tools mode (it works for "
+            f"{', '.join(able)}); use --mode completion or chat"
+        )
+
+
 def model_options(args: argparse.Namespace, cache_dir: Path) -> ModelOptions:
     """Backend settings from the model flags every model-calling command shares."""
     return ModelOptions(
@@ -46,6 +61,7 @@ def model_options(args: argparse.Namespace, cache_dir: Path) -> ModelOptions:
 
 def command_run(args: argparse.Namespace, console: Console, default_cache: Path) -> int:
     tasks = parse_task_list(args.tasks)  # fail fast on unknown names, before anything else
+    check_mode(tasks, args.mode)
     if args.data_dir is not None and not args.data_dir.is_dir():
         raise UserError(f"--data-dir {args.data_dir}: folder not found")
     config = RunConfig(
@@ -121,6 +137,7 @@ def print_summary(result: RunResult, console: Console) -> None:
 
 def command_prompt(args: argparse.Namespace, console: Console, default_cache: Path) -> int:
     task = get_task(args.task)
+    check_mode([task], args.mode)
     config = RunConfig(tasks=[task.name], model="-", **prompt_settings(args))
     data = task.load(args.data_version, args.data_dir)  # reads only: no gold is executed
     by_id = {s.id: s for s in data.samples}
@@ -139,4 +156,8 @@ def command_prompt(args: argparse.Namespace, console: Console, default_cache: Pa
         for message in request.messages or ():
             console.rule(message["role"])
             console.out(message["content"], highlight=False)
+    toolset = getattr(task, "toolset", None)
+    if args.mode == Mode.TOOLS.value and toolset is not None:
+        console.rule("tools")
+        console.out(json.dumps(list(toolset.openai()), indent=2), highlight=False)
     return 0

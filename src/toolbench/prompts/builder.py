@@ -3,7 +3,8 @@
 Completion mode reproduces the original ToolBench prompt shape: an API-docs block and a
 demonstrations block, each closed by a dashed separator, then ``Task: {query}\\nAction:\\n``;
 generation stops at ``------`` or ``Task:``. Chat mode sends the same content as messages.
-The header sentences are ours.
+Tools mode sends the chat content under its own instruction, without stop sequences; the task
+adds its API as native tools to each turn's request. The header sentences are ours.
 """
 
 from __future__ import annotations
@@ -24,11 +25,19 @@ CHAT_SYSTEM = (
     "You complete tasks by writing the action that calls the given API. "
     "Reply with the action only: no explanation, no extra text."
 )
+TOOLS_SYSTEM = (
+    "You complete tasks by calling the API through the tools you are given. Make the calls "
+    "the task needs, in the order the API requires; each call's result comes back to you, and "
+    "a call that failed can be made again. The examples below show the calls as Python lines: "
+    "make the same calls as tool calls. When every call is made, reply briefly without a tool "
+    "call."
+)
 
 
 class Mode(str, enum.Enum):
     COMPLETION = "completion"
     CHAT = "chat"
+    TOOLS = "tools"  # chat messages plus the task's API as native function tools
 
 
 @dataclass(frozen=True)
@@ -67,9 +76,11 @@ def completion_prompt(query: str, retrieved: Retrieved) -> str:
     )
 
 
-def chat_messages(query: str, retrieved: Retrieved) -> tuple[dict[str, str], ...]:
+def chat_messages(
+    query: str, retrieved: Retrieved, instruction: str = CHAT_SYSTEM
+) -> tuple[dict[str, str], ...]:
     blocks = [b for b in (api_block(retrieved.functions), examples_block(retrieved.examples)) if b]
-    system = "\n\n".join([CHAT_SYSTEM, *blocks])
+    system = "\n\n".join([instruction, *blocks])
     return ({"role": "system", "content": system}, {"role": "user", "content": f"Task: {query}"})
 
 
@@ -105,11 +116,16 @@ class Prompter:
     def request(self, sample: Sample, epoch: int = 0) -> GenerationRequest:
         self.prepare([sample])
         retrieved = self._retrieved[sample.query]
-        chat = self.config.mode is Mode.CHAT
+        mode = self.config.mode
+        messages = None
+        if mode is not Mode.COMPLETION:
+            instruction = TOOLS_SYSTEM if mode is Mode.TOOLS else CHAT_SYSTEM
+            messages = chat_messages(sample.query, retrieved, instruction)
         return GenerationRequest(
-            prompt=None if chat else completion_prompt(sample.query, retrieved),
-            messages=chat_messages(sample.query, retrieved) if chat else None,
-            stop=STOP_SEQUENCES,
+            prompt=completion_prompt(sample.query, retrieved) if messages is None else None,
+            messages=messages,
+            # Tool calls are not text: a stop sequence could only cut a final reply short.
+            stop=() if mode is Mode.TOOLS else STOP_SEQUENCES,
             max_tokens=self.config.max_tokens,
             temperature=self.config.temperature,
             # A different seed per epoch, so sampled epochs are different draws.

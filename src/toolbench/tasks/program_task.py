@@ -2,7 +2,9 @@
 
 The prediction and every gold program run in the sandbox on fresh worlds; the final world
 states are compared key by key, so programs that reach the same state are the same answer.
-Gold states are computed once, by ``prepare``, before any sample is solved.
+Gold states are computed once, by ``prepare``, before any sample is solved. With a
+``toolset``, the task also runs in ``--mode tools``: the model calls the API as native tools
+and the program those calls make is scored the same way (``tool_calling.loop``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from toolbench.errors import UserError
+from toolbench.prompts.builder import Mode
 from toolbench.prompts.extract import extract_program
 from toolbench.runner.solve import Generate, SampleState
 from toolbench.sandbox import SandboxError
@@ -23,6 +26,7 @@ from toolbench.tasks.base import LiveOptions, Resources, TaskData, TaskDefaults,
 from toolbench.tasks.folder import load_folder, package_versions
 from toolbench.tasks.scoring import best_match, mean_metrics
 from toolbench.tasks.single_turn import solve_single_turn
+from toolbench.tasks.tool_calling import ToolSet, solve_with_tools
 from toolbench.types import Outcome, Sample, Status
 
 PROGRAM_METRICS = ("success_rate", "crash_rate", "precision", "recall", "f1")
@@ -37,6 +41,7 @@ class ProgramTask:
     defaults: TaskDefaults = field(default_factory=TaskDefaults)
     metrics: tuple[str, ...] = PROGRAM_METRICS
     generator: TaskGenerator | None = None
+    toolset: ToolSet | None = None  # the API as native tools, for --mode tools
 
     def versions(self) -> list[str]:
         return package_versions(self.package_dir)
@@ -68,6 +73,10 @@ class ProgramTask:
     # -- solving and scoring -------------------------------------------------------------------
 
     async def solve(self, state: SampleState, generate: Generate, resources: Resources) -> Outcome:
+        if resources.prompter.config.mode is Mode.TOOLS:
+            if self.toolset is None:  # the CLI refuses this before a run starts
+                raise UserError(f"task {self.name} has no tools mode")
+            return await solve_with_tools(self, self.toolset, state, generate, resources)
         return await solve_single_turn(self, state, generate, resources)
 
     def extract_action(self, text: str) -> str:

@@ -5,6 +5,7 @@ from pathlib import Path
 from toolbench.tasks.base import TaskDefaults, TaskGenerator
 from toolbench.tasks.booking import docs, generator
 from toolbench.tasks.booking.api import make_world
+from toolbench.tasks.booking.tools import TOOLSET
 from toolbench.tasks.program_task import ProgramTask
 
 TASK = ProgramTask(
@@ -14,4 +15,5 @@ TASK = ProgramTask(
     package_dir=Path(__file__).parent,
     defaults=TaskDefaults(top_k_api=15, top_k_example=3, max_tokens=384),
     generator=TaskGenerator.of(generator, docs),
+    toolset=TOOLSET,
 )

@@ -1,0 +1,19 @@
+"""Native tool calling (``--mode tools``) for the program tasks: schemas derived from each
+task's API class and docs, tool calls converted to program lines we build ourselves, and the
+solve loop that runs them in the sample's sandboxed world."""
+
+from toolbench.tasks.tool_calling.convert import BadCall, call_line, gold_calls
+from toolbench.tasks.tool_calling.loop import solve_with_tools
+from toolbench.tasks.tool_calling.schema import Kind, Param, ToolSet, ToolSpec, derive_toolset
+
+__all__ = [
+    "BadCall",
+    "Kind",
+    "Param",
+    "ToolSet",
+    "ToolSpec",
+    "call_line",
+    "derive_toolset",
+    "gold_calls",
+    "solve_with_tools",
+]
