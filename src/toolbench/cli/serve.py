@@ -27,7 +27,7 @@ def command_serve(args: argparse.Namespace, console: Console) -> int:
         app, key = _app_accepting(service, task.name, args.api_key), args.api_key
     console.print(
         f"serving the simulated {task.name} API for host(s) {', '.join(sorted(service.hosts))} "
-        f"on http://{args.host}:{args.port}  (API key: {key}; Ctrl-C stops)",
+        f"on http://{args.host}:{args.port}  ({_key_note(service, key)}; Ctrl-C stops)",
         markup=False,
         highlight=False,
     )
@@ -48,3 +48,10 @@ def _app_accepting(service: Any, task: str, key: str) -> Any:
         )
     world = world_accepting(key)
     return bind_world(service.app, lambda: world)
+
+
+def _key_note(service: Any, key: str) -> str:
+    """What the start line says about keys: the one accepted, or that none is checked."""
+    if getattr(service, "world_accepting", None) is None:
+        return "no API key is checked"
+    return f"API key: {key}"
