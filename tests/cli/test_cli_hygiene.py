@@ -68,3 +68,56 @@ def test_a_task_reports_only_its_own_metrics(cli: Callable[..., CliResult], tmp_
     assert code == 0
     (entry,) = json.loads(report)["runs"].values()
     assert "precision" not in entry["google_sheets"] and "success_rate" in entry["google_sheets"]
+
+
+def test_every_task_folder_has_its_readme() -> None:
+    from toolbench.tasks.registry import TASKS
+
+    for task in TASKS.values():
+        folder = getattr(task, "package_dir", None)
+        assert folder is not None and (folder / "README.md").is_file(), task.name
+
+
+def test_report_json_into_a_closed_pipe_exits_quietly(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    out = tmp_path / "run"
+    assert cli("run", "booking", "--model", "oracle", "--limit", "40", "--out", str(out))[0] == 0
+    entry = "import sys; from toolbench.cli import main; sys.exit(main())"
+    report = subprocess.Popen(
+        [sys.executable, "-c", entry, "report", str(out), "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert report.stdout is not None and report.stderr is not None
+    report.stdout.close()  # like `| head -0`: the reader is gone before the first write
+    err = report.stderr.read().decode()
+    assert report.wait(timeout=60) == 0
+    assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+@pytest.mark.parametrize(
+    ("lines", "expected"),
+    [
+        ([{"id": "0", "prediction": "x"}, {"id": "nope", "prediction": "x"}], "name no sample"),
+        ([{"id": "0", "prediction": "x"}, {"id": "0", "prediction": "y"}], "repeat an earlier"),
+        ([{"id": "0", "prediction": "x"}], "have no prediction"),
+    ],
+)
+def test_replay_files_are_checked_before_anything_runs(
+    cli: Callable[..., CliResult], tmp_path: Path, lines: list[dict[str, str]], expected: str
+) -> None:
+    replay = tmp_path / "replay.jsonl"
+    replay.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    out = tmp_path / "run"
+    base = ("run", "booking", "--model", f"replay:{replay}", "--limit", "2", "--out", str(out))
+    code, _, err = cli(*base)
+    assert code == 2 and expected in err and "--allow-missing" in err and err.count("\n") == 1
+    assert not out.exists()
+    code, _, err = cli(*base, "--allow-missing")
+    assert code == 0 and expected in err
+    records = [json.loads(x) for x in (out / "samples.jsonl").read_text().splitlines()]
+    assert len(records) == 2
