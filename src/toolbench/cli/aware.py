@@ -344,7 +344,8 @@ def _build(args: argparse.Namespace, console: Console, default_cache: Path) -> i
             console.print(line)
         raise UserError(
             f"nothing written to {args.out}: no incomplete instance could be built from "
-            f"{len(loaded)} loaded ({len(outcome.skipped)} skipped, reasons above); "
+            f"{len(loaded)} instances loaded, {len(outcome.skipped)} skipped while building "
+            "(the loader's and the build's reasons are above); "
             "try another --manipulation or --source"
         )
     written = write_instances(args.out, outcome.instances)
