@@ -318,7 +318,11 @@ def _outcome_problems(case: Case, result: ExecResult, sandbox: Sandbox) -> list[
     problems = []
     if result.ok or result.kind not in case.kinds:
         problems.append(f"ended {result.kind} (expected {sorted(case.kinds)}): {result}")
-    if case.error is not None and case.error not in (result.error or ""):
+    if (
+        case.error is not None
+        and result.kind != "timeout"
+        and case.error not in (result.error or "")
+    ):
         problems.append(f"error {result.error!r} does not mention {case.error!r}")
     if not result.error or "\n" in result.error or len(result.error) > 300:
         problems.append(f"error is not one short line: {result.error!r}")
