@@ -86,7 +86,9 @@ TABLE = [
 ]
 
 
-@pytest.mark.parametrize(("case", "prediction", "executable", "lcs"), TABLE, ids=[t[0] for t in TABLE])
+@pytest.mark.parametrize(
+    ("case", "prediction", "executable", "lcs"), TABLE, ids=[t[0] for t in TABLE]
+)
 def test_grounding_and_lcs_table(case: str, prediction: str, executable: bool, lcs: float) -> None:
     result = score_plan(prediction, [GOLD], ALLOW)
     assert result.grounded.executable is executable, case
@@ -126,9 +128,9 @@ def test_lcs_length() -> None:
 
 def test_bad_gold_names_the_record() -> None:
     check_labels([GOLD, GOLD2], ALLOW, "t.jsonl:3")
-    with pytest.raises(UserError, match=r"t.jsonl:3: gold plan 2 line 'Agent.Grab\(table\)'"):
+    with pytest.raises(UserError, match=r"t\.jsonl:3: gold plan 2 line 'Agent.Grab\(table\)'"):
         check_labels([GOLD, "Agent.Grab(table)"], ALLOW, "t.jsonl:3")
-    with pytest.raises(UserError, match="t.jsonl:4: gold plan 1 has no action line"):
+    with pytest.raises(UserError, match=r"t\.jsonl:4: gold plan 1 has no action line"):
         check_labels(["Task: x"], ALLOW, "t.jsonl:4")
 
 

@@ -96,9 +96,7 @@ def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
     for item in a:
         current = [0]
         for j, other in enumerate(b):
-            current.append(
-                previous[j] + 1 if item == other else max(previous[j + 1], current[j])
-            )
+            current.append(previous[j] + 1 if item == other else max(previous[j + 1], current[j]))
         previous = current
     return previous[-1]
 
