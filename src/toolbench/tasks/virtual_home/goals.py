@@ -26,7 +26,7 @@ _GOAL = re.compile(r"^(not )?([A-Z_]+)\((\w+)(?:, (\w+))?\)$")
 
 def derive_goals(state: State) -> list[str]:
     """The goal predicates of a finished gold run (sorted, so records are byte-stable)."""
-    scene, goals = state.scene, set()
+    scene, goals = state.scene, set[str]()
     for name, loc in state.loc.items():
         if loc != scene.loc[name]:
             kind, parent = loc
@@ -47,7 +47,8 @@ def derive_goals(state: State) -> list[str]:
     if "Sit" in state.touched or "StandUp" in state.touched:
         if state.sitting:
             goals.add(f"SITTING({state.sitting})")
-        for seat in state.touched.get("Sit", set()) - {state.sitting}:
+        seats = state.touched.get("Sit", set()) | ({scene.sitting} if scene.sitting else set())
+        for seat in seats - {state.sitting}:
             goals.add(f"not SITTING({seat})")
     goals.update(f"DONE({action}, {name})" for action, name in state.events)
     if not goals:

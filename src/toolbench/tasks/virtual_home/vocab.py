@@ -9,7 +9,7 @@ reads the same properties back out of that folder's allow-lists.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 ROOMS = ("kitchen", "bathroom", "bedroom", "living_room", "home_office", "dining_room")
@@ -39,7 +39,7 @@ _add("bathroom", "surface cleanable", "bathroom_counter")
 _add("bathroom", "surface", "towel_rack")
 _add("bathroom", "container openable", "bathroom_cabinet")
 _add("bathroom", "container openable switchable", "washing_machine")
-_add("bathroom", "container water cleanable", "bathtub")
+_add("bathroom", "container water cleanable", "bathtub", "bathroom_sink")
 _add("bathroom", "sittable water cleanable", "toilet")
 _add("bathroom", "cleanable", "mirror")
 _add("bathroom", "grabbable cleanable", "toothbrush")
@@ -163,7 +163,7 @@ _IMPLIES = {
 
 
 def properties_from_allow_lists(
-    allow: Mapping[str, Mapping[str, list[str]]],
+    allow: Mapping[str, Mapping[str, Sequence[str]]],
 ) -> dict[str, frozenset[str]]:
     """Object -> properties, for a folder's own vocabulary: each allow-list an object is on
     grants the property that action needs; ``Put``'s object2 makes a surface (a container
