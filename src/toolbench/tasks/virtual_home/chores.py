@@ -83,8 +83,10 @@ def _polite(rng: random.Random, text: str) -> str:
 
 
 def _ask(rng: random.Random, forms: tuple[str, ...], **names: str) -> tuple[str, dict[str, str]]:
-    text = rng.choice(forms).format(**{k: word(v) for k, v in names.items()})
-    return _polite(rng, text), {k: word(v) for k, v in names.items()}
+    text = _polite(rng, rng.choice(forms).format(**{k: word(v) for k, v in names.items()}))
+    # Slots are only the objects the request names (some forms leave one implicit).
+    slots = {k: word(v) for k, v in names.items() if word(v).lower() in text.lower()}
+    return text, slots
 
 
 def grab_from(container: str, item: str, close_after: bool = True) -> list[Step]:
