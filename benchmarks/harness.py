@@ -55,6 +55,22 @@ def oracle_throughput() -> None:
         )
 
 
+def virtual_home_throughput() -> None:
+    """Plans are parsed and run in the in-process household (no sandbox): target 2,000/s."""
+    task = "virtual_home"
+    run("run", task, "--model", "oracle", "--limit", "20")
+    _, info = run(
+        "run", task, "--model", "oracle", "--epochs", "20", "--concurrency", "64", "--no-cache"
+    )
+    done = sum(info["counts"][task].values())
+    rate = info["timing"]["last_session_samples_per_s"]
+    print(
+        f"oracle throughput  {task:<12} {done} samples  {rate:8.0f} samples/s  "
+        f"(target 2000: {rate / 2000:.2f}x)  "
+        f"goal_success={info['metrics'][task]['goal_success']:.3f}"
+    )
+
+
 def sheets_throughput() -> None:
     """google_sheets: the oracle's answers are gold verbatim, which the task accepts without
     running (as the original did), so that rate measures the harness alone; the second run
@@ -126,5 +142,6 @@ def server_runs() -> None:
 
 if __name__ == "__main__":
     oracle_throughput()
+    virtual_home_throughput()
     sheets_throughput()
     server_runs()

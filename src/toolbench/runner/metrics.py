@@ -41,9 +41,10 @@ def task_metrics(
     per_epoch = [m for m in per_epoch if m]
     if not per_epoch:
         return {}, {}
-    means = {name: statistics.fmean(m[name] for m in per_epoch) for name in per_epoch[0]}
-    spread = {
-        name: statistics.pstdev([m[name] for m in per_epoch]) if len(per_epoch) > 1 else 0.0
-        for name in per_epoch[0]
-    }
+    # A metric can be undefined in some epochs (virtual_home's lcs_score_if_executable when
+    # no sample of that epoch is executable): it is averaged over the epochs that define it.
+    names = dict.fromkeys(name for m in per_epoch for name in m)
+    values = {name: [m[name] for m in per_epoch if name in m] for name in names}
+    means = {name: statistics.fmean(v) for name, v in values.items()}
+    spread = {name: statistics.pstdev(v) if len(v) > 1 else 0.0 for name, v in values.items()}
     return means, spread

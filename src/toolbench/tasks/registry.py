@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from toolbench.errors import UserError, did_you_mean
-from toolbench.tasks import booking, google_sheets, home_search, open_weather, the_cat_api
+from toolbench.tasks import (
+    booking,
+    google_sheets,
+    home_search,
+    open_weather,
+    the_cat_api,
+    virtual_home,
+)
 from toolbench.tasks.base import Task
 
 TASKS: dict[str, Task] = {
@@ -14,6 +21,7 @@ TASKS: dict[str, Task] = {
         open_weather.TASK,
         the_cat_api.TASK,
         google_sheets.TASK,
+        virtual_home.TASK,
     )
 }
 

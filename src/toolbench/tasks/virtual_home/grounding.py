@@ -1,0 +1,170 @@
+"""The original ToolBench virtual_home scorer: per-line grounding against allow-lists, and LCS.
+
+These rules are kept exactly as the original evaluator applied them, so that our
+``executability_rate``, ``lcs_score`` and ``lcs_score_if_executable`` are comparable with
+published numbers. Deliberate quirks kept: ``Agent.WalkTo (x)`` (space before the parenthesis)
+is not executable; text after ``)`` is ignored by the check but kept in the line; an empty
+plan has no non-executable line and so counts as executable (with LCS 0); LCS compares lines
+as exact strings, so ``Agent.Put(a,b)`` and ``Agent.Put(a, b)`` differ. What we define that
+the original left open: both sides empty scores 0 instead of dividing by zero.
+
+A plan is text: it is parsed here, never executed as Python.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from toolbench.errors import UserError
+
+# action name ("Agent.Grab") -> {} (no argument) | {"object": [...]} | {"object1", "object2"}
+AllowLists = Mapping[str, Mapping[str, Sequence[str]]]
+
+_REMOVED = re.compile(r"[\"';]")
+_LIST_NUMBER = re.compile(r"^\d+\.\s*")
+_ARGUMENTS = re.compile(r"\((.*?)\)")
+
+
+def ground_line(line: str, allow: AllowLists) -> tuple[str, bool]:
+    """(cleaned line, executable): the original's per-line check, in its order of steps."""
+    cleaned = _LIST_NUMBER.sub("", _REMOVED.sub("", line), count=1).strip()
+    if "(" not in cleaned:
+        return cleaned, False
+    entry = allow.get(cleaned[: cleaned.index("(")])
+    match = _ARGUMENTS.search(cleaned)
+    if entry is None or match is None:
+        return cleaned, False
+    pieces = match.group(1).split(",")
+    if len(pieces) == 2:
+        if set(entry) != {"object1", "object2"}:
+            return cleaned, False
+        first, second = (piece.strip() for piece in pieces)
+        return cleaned, first in entry["object1"] and second in entry["object2"]
+    if len(pieces) == 1:
+        argument = pieces[0].strip()
+        if not argument:
+            return cleaned, len(entry) == 0
+        return cleaned, argument in entry.get("object", ())
+    return cleaned, False
+
+
+@dataclass(frozen=True)
+class Grounded:
+    """A whole output after grounding: the kept lines (non-executable ones included, as the
+    original kept them for LCS) and the cleaned text of every non-executable line."""
+
+    lines: tuple[str, ...]
+    non_executable: tuple[str, ...]
+
+    @property
+    def executable(self) -> bool:
+        return not self.non_executable
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+def ground(text: str, allow: AllowLists) -> Grounded:
+    """Ground every line up to the first line starting with ``Task:`` (an echoed next task)."""
+    kept: list[str] = []
+    bad: list[str] = []
+    for raw in text.split("\n"):
+        line = raw.strip()
+        if line.startswith("Task:"):
+            break
+        if not line:
+            continue
+        cleaned, executable = ground_line(line, allow)
+        if not executable:
+            bad.append(cleaned)
+        if cleaned:
+            kept.append(cleaned)
+    return Grounded(tuple(kept), tuple(bad))
+
+
+def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
+    """Longest common subsequence of two line lists, exact string equality per line."""
+    if not a or not b:
+        return 0
+    previous = [0] * (len(b) + 1)
+    for item in a:
+        current = [0]
+        for j, other in enumerate(b):
+            current.append(previous[j] + 1 if item == other else max(previous[j + 1], current[j]))
+        previous = current
+    return previous[-1]
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in text.split("\n") if line.strip()]
+
+
+def lcs_score(prediction: str, label: str) -> float:
+    """LCS length over the longer side's line count; 0 when both are empty (the original
+    divided by zero there)."""
+    pred, gold = _lines(prediction), _lines(label)
+    longest = max(len(pred), len(gold))
+    return lcs_length(pred, gold) / longest if longest else 0.0
+
+
+@dataclass(frozen=True)
+class LcsResult:
+    grounded: Grounded
+    score: float
+    closest_label: int
+
+
+def score_plan(prediction: str, labels: Sequence[str], allow: AllowLists) -> LcsResult:
+    """Ground the prediction and keep the best LCS over the grounded labels (the first label
+    reaching the maximum wins ties, as the original's strict ``>`` from -1 did)."""
+    grounded = ground(prediction, allow)
+    best, index = -1.0, 0
+    for i, label in enumerate(labels):
+        score = lcs_score(grounded.text, ground(label, allow).text)
+        if score > best:
+            best, index = score, i
+    return LcsResult(grounded, max(best, 0.0), index)
+
+
+def check_labels(labels: Sequence[str], allow: AllowLists, where: str) -> None:
+    """Every gold line must ground; the original asserted this mid-run and aborted, we refuse
+    the data file up front with the record's file:line."""
+    for i, label in enumerate(labels):
+        grounded = ground(label, allow)
+        if not grounded.lines:
+            raise UserError(f"{where}: gold plan {i + 1} has no action line; fix or remove it")
+        if grounded.non_executable:
+            raise UserError(
+                f"{where}: gold plan {i + 1} line {grounded.non_executable[0]!r} fails "
+                "grounding against valid_object_lists.json; fix the line or the allow-list"
+            )
+
+
+def read_allow_lists(path: Path) -> dict[str, dict[str, list[str]]]:
+    """Read and validate ``valid_object_lists.json`` (shape errors name the file and key)."""
+    try:
+        raw: Any = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"{path}: file not found; virtual_home needs its allow-lists") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path}: not valid JSON ({exc}); regenerate or fix it") from None
+    if not isinstance(raw, dict) or not raw:
+        raise UserError(f"{path}: expected an object mapping 'Agent.<Action>' to its objects")
+    allow: dict[str, dict[str, list[str]]] = {}
+    for action, entry in raw.items():
+        keys = set(entry) if isinstance(entry, dict) else None
+        if keys not in (set(), {"object"}, {"object1", "object2"}) or not all(
+            isinstance(v, list) and all(isinstance(o, str) for o in v) for v in entry.values()
+        ):
+            raise UserError(
+                f"{path}: entry {action!r} must be {{}}, {{'object': [...]}} or "
+                "{'object1': [...], 'object2': [...]} with string lists"
+            )
+        allow[str(action)] = {key: list(value) for key, value in entry.items()}
+    return allow
