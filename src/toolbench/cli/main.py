@@ -113,11 +113,7 @@ def _add_report_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="toolbench", description="Evaluate LLM tool use on simulated tools.")
-    parser.add_argument("--version", action="version", version=f"toolbench {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-
+def _add_run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     run = sub.add_parser("run", help="evaluate a model on one or more tasks")
     run.add_argument("tasks", help="comma-separated task names, e.g. home_search,booking")
     run.add_argument(
@@ -165,6 +161,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="HTTP tasks: call the real APIs (keys from $OPEN_WEATHER_KEY / $THE_CAT_API_KEY)",
     )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="toolbench", description="Evaluate LLM tool use on simulated tools.")
+    parser.add_argument("--version", action="version", version=f"toolbench {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    _add_run_parser(sub)
 
     serve = sub.add_parser("serve", help="serve a simulated API over HTTP on localhost")
     serve.add_argument("task", help="open_weather or the_cat_api")
