@@ -12,7 +12,6 @@ memory until written. Identical requests in flight at the same time share one mo
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 import sqlite3
@@ -23,6 +22,7 @@ from pathlib import Path
 
 from toolbench.errors import UserError
 from toolbench.models.base import Model
+from toolbench.models.digest import canonical_digest
 from toolbench.types import Generation, GenerationRequest
 
 log = logging.getLogger(__name__)
@@ -47,14 +47,10 @@ CREATE TABLE IF NOT EXISTS responses (
 
 def cache_key(model_name: str, base_url: str | None, request: GenerationRequest) -> str:
     """sha256 of canonical JSON of everything that can change a real model's answer."""
-    material = {
-        "v": KEY_VERSION,
-        "model": model_name,
-        "base_url": base_url,
-        "request": request.cache_payload(),
-    }
-    canonical = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    material = {"v": KEY_VERSION, "model": model_name, "base_url": base_url}
+    # The same text as json.dumps(material + request payload, sort_keys=True, compact,
+    # ensure_ascii=False), hashed incrementally over a transcript that grows turn by turn.
+    return canonical_digest(material, request)
 
 
 class CachedModel:

@@ -10,14 +10,13 @@ latency, cache use) and reaches the run log, the totals and replay the same way.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from toolbench.models.base import Model
+from toolbench.models.digest import prompt_digest
 from toolbench.runner.bounded import bounded_text
 from toolbench.types import Generation, GenerationRequest, Sample
 
@@ -36,14 +35,7 @@ class TooManyCalls(Exception):
 
 def prompt_hash(request: GenerationRequest) -> str:
     """A short hash of exactly what the model was shown (prompt or messages, and tools)."""
-    if request.prompt is not None:
-        text = request.prompt
-    else:
-        payload = request.cache_payload()
-        text = json.dumps(payload["messages"] or [], sort_keys=True)
-        if request.tools is not None:
-            text += json.dumps(payload["tools"], sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    return prompt_digest(request)[:16]  # incremental over a growing transcript
 
 
 @dataclass

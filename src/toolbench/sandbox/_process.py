@@ -4,39 +4,34 @@ Workers are fresh interpreters started by fork+exec (``subprocess``), never a ba
 harness, which runs threads and asyncio. A worker gets a clean environment (no API keys), an
 empty read-only working directory, its own session (the terminal's Ctrl-C is not for it), the
 parent's ``sys.path``, and, where the machine allows, its own namespaces (``isolation.py``). It
-talks over one socket ``Connection``; the parent reads every message with a size cap, never
-unpickles anything, and follows the protocol strictly (``_protocol.py``): a worker that says
-anything unexpected, too much, too late or too often is killed and replaced, and only that
-program's result suffers.
+talks over one socket (a ``Connection`` on its side); the parent never blocks on it, reads
+every message with a size cap, never unpickles anything, and follows the protocol strictly
+(``_protocol.py``): a worker that says anything unexpected, too much, too late or too often is
+killed and replaced, and only that program's result suffers. The same socket is driven from a
+thread (``call``: ``poll`` with a deadline) or from an event loop (``acall``: ``add_reader``
+and a timer), with the same framing, nonce and ``LOADING`` rules.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import json
 import os
 import select
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
-from multiprocessing import Pipe
-from multiprocessing.connection import Connection
 from typing import Any
 
-from toolbench.sandbox._protocol import (
-    FAILED,
-    FILE,
-    LOADING,
-    NONCE_BYTES,
-    PROGRAM,
-    READY,
-    ProtocolError,
-)
+from toolbench.sandbox._protocol import FAILED, FILE, READY, Exchange, FrameReader, frame
 from toolbench.sandbox.files import MAX_FILE_BYTES
 from toolbench.sandbox.isolation import Isolation, wrap_command
 from toolbench.sandbox.limits import Limits
@@ -102,7 +97,7 @@ def _libraries() -> dict[str, str]:
 
 
 class WorkerProcess:
-    """One worker process and our end of its socket."""
+    """One worker process and our end of its socket (non-blocking: see ``pump``)."""
 
     def __init__(
         self,
@@ -113,7 +108,7 @@ class WorkerProcess:
         masked: list[str],
         network: bool = False,
     ) -> None:
-        ours, theirs = Pipe(duplex=True)
+        ours, theirs = socket.socketpair()  # what multiprocessing.Pipe(duplex=True) uses
         path = [os.path.abspath(p) for p in sys.path if isinstance(p, str)]
         config = {
             "limits": asdict(limits),
@@ -140,12 +135,23 @@ class WorkerProcess:
                 close_fds=True,
                 start_new_session=True,  # terminal signals (Ctrl-C) go to the harness only
             )
+        except BaseException:
+            ours.close()
+            raise
         finally:
             theirs.close()
-        self.conn: Connection = ours
+        ours.setblocking(False)  # our end only: the worker's end is its own file description
+        self.sock = ours
+        self.fd = ours.fileno()
+        # An event loop watching the fd must close it itself, after ``remove_reader``: closed
+        # under it, the loop would never hear of it (and might mistake a reused fd number).
+        self._guard = threading.Lock()
+        self._watched = False
+        self._killed = False
         self.poller = select.poll()
-        self.poller.register(ours.fileno(), select.POLLIN)
+        self.poller.register(self.fd, select.POLLIN)
         self.max_reply = 8 * limits.max_output_bytes + 65536
+        self.reader = FrameReader(self.max_reply)
         self.max_stdout = limits.max_output_bytes
         self.files_sent: set[tuple[str, str]] = set()
         self.profile: Any = None  # the pool's label of what this worker was started for
@@ -174,67 +180,180 @@ class WorkerProcess:
         self.kill()
         raise SandboxError(f"sandbox worker failed to start: {reason}")
 
+    # -- both paths -------------------------------------------------------------------------
+
+    def pump(self) -> None:
+        """Take in what the worker has sent so far; never blocks. EOFError: it closed the
+        socket; OSError: the socket broke; ProtocolError (from the reader): over the cap."""
+        try:
+            data = self.sock.recv(self.reader.wanted())
+        except (BlockingIOError, InterruptedError):
+            return
+        if not data:
+            raise EOFError("the worker closed its socket")
+        self.reader.feed(data)
+
+    def _send_some(self, data: memoryview) -> memoryview:
+        """What is left of ``data`` after one non-blocking send."""
+        try:
+            return data[self.sock.send(data) :]
+        except (BlockingIOError, InterruptedError):
+            return data
+
+    def file_message(self, path: str, content: bytes, digest: str) -> bytes | None:
+        """The message that hands a world's data file to this worker, None if it has it.
+        Counted as sent now: a worker whose send then fails is killed anyway."""
+        if (path, digest) in self.files_sent:
+            return None
+        if len(content) > MAX_FILE_BYTES:
+            raise SandboxError(f"{path}: too large to hand to a sandbox worker")
+        self.files_sent.add((path, digest))
+        return FILE + path.encode("utf-8", "surrogateescape") + b"\0" + content
+
+    # -- from a thread ----------------------------------------------------------------------
+
     def receive(self, deadline: float) -> bytes | None:
         """The next message, or None if none came by ``deadline`` (monotonic seconds).
 
-        OSError (message over the cap), EOFError (the worker is gone)."""
+        ProtocolError (message over the size cap), EOFError (the worker is gone), OSError."""
         while True:
+            message = self.reader.message()
+            if message is not None:
+                return message
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
             if self.poller.poll(max(1, int(remaining * 1000) + 1)):
-                try:
-                    return self.conn.recv_bytes(self.max_reply)
-                except OSError:
-                    raise ProtocolError("the worker sent a message over the size cap") from None
+                self.pump()
 
-    def send_file(self, path: str, content: bytes, digest: str) -> None:
-        if (path, digest) in self.files_sent:
-            return
-        if len(content) > MAX_FILE_BYTES:
-            raise SandboxError(f"{path}: too large to hand to a sandbox worker")
-        self.conn.send_bytes(FILE + path.encode("utf-8", "surrogateescape") + b"\0" + content)
-        self.files_sent.add((path, digest))
-
-    def call(self, payload: bytes, budget_s: float) -> bytes | None:
-        """Send one program, return its reply or None on timeout.
-
-        EOFError/OSError: it died or overflowed; ProtocolError: it broke the protocol. The
-        worker may ask for import time once (``LOADING``); a second ask is a protocol error,
-        so no worker can keep a program alive by asking again and again."""
-        nonce = os.urandom(NONCE_BYTES)
-        self.conn.send_bytes(PROGRAM + nonce + payload)
-        deadline = time.monotonic() + budget_s
-        loading = False
+    def send(self, message: bytes, deadline: float) -> bool:
+        """Send one message; False if the worker did not take it by ``deadline``."""
+        data = memoryview(frame(message))
+        writable: Any = None
         while True:
-            reply = self.receive(deadline)
+            data = self._send_some(data)
+            if not data:
+                return True
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            if writable is None:
+                writable = select.poll()
+                writable.register(self.fd, select.POLLOUT)
+            writable.poll(max(1, int(remaining * 1000) + 1))
+
+    def call(self, files: Sequence[bytes], payload: bytes, budget_s: float) -> bytes | None:
+        """Send the files a world needs and one program; its reply, or None on timeout.
+
+        EOFError/OSError: it died or the socket broke; ProtocolError: it broke the protocol
+        (the rules are ``Exchange``'s)."""
+        exchange = Exchange(payload, budget_s, STARTUP_TIMEOUT_S)
+        for message in (*files, exchange.request):
+            if not self.send(message, exchange.deadline):
+                return None
+        while True:
+            reply = self.receive(exchange.deadline)
             if reply is None:
                 return None
-            if reply[1 : 1 + NONCE_BYTES] != nonce:  # a stale or invented message
-                raise ProtocolError("the worker sent a message that answers no request")
-            if reply[:1] != LOADING:
-                return reply[:1] + reply[1 + NONCE_BYTES :]
-            if loading:
-                raise ProtocolError("the worker asked for import time twice for one program")
-            loading = True
-            deadline = time.monotonic() + STARTUP_TIMEOUT_S + budget_s
+            result = exchange.accept(reply)
+            if result is not None:
+                return result
+
+    # -- from an event loop -----------------------------------------------------------------
+
+    async def _ready(self, writable: bool, deadline: float) -> bool:
+        """Wait, without a thread, until the socket can be read (written) or the deadline
+        passes; False at the deadline."""
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[bool] = loop.create_future()
+        with self._guard:
+            if self._killed:
+                raise OSError("the worker's socket is closed")
+            if writable:
+                loop.add_writer(self.fd, _resolve, ready, True)
+            else:
+                loop.add_reader(self.fd, _resolve, ready, True)
+            self._watched = True
+        timer = loop.call_later(remaining, _resolve, ready, False)
+        try:
+            return await ready
+        finally:
+            timer.cancel()
+            with self._guard:
+                if writable:
+                    loop.remove_writer(self.fd)
+                else:
+                    loop.remove_reader(self.fd)
+                self._watched = False
+                if self._killed:  # ``kill`` left the closing to us
+                    self.sock.close()
+
+    async def acall(self, files: Sequence[bytes], payload: bytes, budget_s: float) -> bytes | None:
+        """``call`` for the event loop's thread: the same messages and rules, no blocking."""
+        exchange = Exchange(payload, budget_s, STARTUP_TIMEOUT_S)
+        for message in (*files, exchange.request):
+            data = self._send_some(memoryview(frame(message)))
+            while data:
+                if not await self._ready(True, exchange.deadline):
+                    return None
+                data = self._send_some(data)
+        while True:
+            reply = self.reader.message()
+            if reply is None:
+                if not await self._ready(False, exchange.deadline):
+                    return None
+                self.pump()
+                continue
+            result = exchange.accept(reply)
+            if result is not None:
+                return result
+
+    # -- ending -----------------------------------------------------------------------------
 
     def kill(self) -> None:
+        """Kill and reap the worker (from any thread; again is harmless). A loop waiting on
+        its socket wakes to end of file and closes the socket itself."""
         with contextlib.suppress(OSError):  # already gone
             os.killpg(self.proc.pid, signal.SIGKILL)
         with contextlib.suppress(OSError):
             self.proc.kill()
         self.proc.wait()  # reap: no zombies
-        self.conn.close()
+        with self._guard:
+            self._killed = True
+            with contextlib.suppress(OSError):
+                self.sock.shutdown(socket.SHUT_RDWR)
+            if not self._watched:
+                self.sock.close()
 
     def exit_description(self) -> str:
         try:
             code = self.proc.wait(timeout=1)
         except subprocess.TimeoutExpired:
             return "stopped answering"
-        if code < 0:
-            try:
-                return f"was killed by {signal.Signals(-code).name}"
-            except ValueError:
-                return f"was killed by signal {-code}"
-        return f"exited with status {code}"
+        return _describe_exit(code)
+
+    async def aexit_description(self) -> str:
+        """``exit_description`` without blocking the loop: poll for up to a second."""
+        for _ in range(20):
+            code = self.proc.poll()
+            if code is not None:
+                return _describe_exit(code)
+            await asyncio.sleep(0.05)
+        return "stopped answering"
+
+
+def _describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with status {code}"
+
+
+def _resolve(future: asyncio.Future[bool], value: bool) -> None:
+    if not future.done():
+        future.set_result(value)

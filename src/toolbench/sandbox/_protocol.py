@@ -20,6 +20,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import struct
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +43,79 @@ MAX_ERROR_CHARS = 2_000
 
 class ProtocolError(ValueError):
     """A worker said something it may not say: the parent stops trusting that worker."""
+
+
+_HEADER = struct.Struct("!i")  # multiprocessing.Connection's framing: signed 32-bit length
+_MAX_FRAME = 0x7FFFFFFF  # longer messages have a -1 header and a 64-bit length: always refused
+_CHUNK = 1 << 16
+
+
+def frame(message: bytes) -> bytes:
+    """One message framed as the worker's ``Connection.recv_bytes`` reads it."""
+    return _HEADER.pack(len(message)) + message
+
+
+class FrameReader:
+    """Splits the bytes a worker sent into messages, framed as ``Connection.send_bytes`` frames
+    them. The parent reads its socket without blocking (a worker that sends half a message and
+    stops must not hang a thread, let alone the event loop), so bytes arrive in pieces; a
+    length over the cap is refused from the header alone, so at most ``cap`` bytes are held."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = min(cap, _MAX_FRAME)
+        self.buffer = bytearray()
+
+    def wanted(self) -> int:
+        """How many bytes to ask the socket for: the rest of this message, in bounded chunks."""
+        if len(self.buffer) < _HEADER.size:
+            return _CHUNK
+        missing = _HEADER.size + _HEADER.unpack_from(self.buffer)[0] - len(self.buffer)
+        return min(max(missing, _CHUNK), 16 * _CHUNK)
+
+    def feed(self, data: bytes) -> None:
+        self.buffer += data
+
+    def message(self) -> bytes | None:
+        """The next whole message, None until one has arrived; ``ProtocolError`` over the cap."""
+        if len(self.buffer) < _HEADER.size:
+            return None
+        (size,) = _HEADER.unpack_from(self.buffer)
+        if size < 0 or size > self.cap:
+            raise ProtocolError("the worker sent a message over the size cap")
+        end = _HEADER.size + size
+        if len(self.buffer) < end:
+            return None
+        message = bytes(self.buffer[_HEADER.size : end])
+        del self.buffer[:end]
+        return message
+
+
+class Exchange:
+    """One program's request and the rules its replies must follow, shared by the blocking and
+    the asyncio paths: every reply carries this request's nonce (so none can be stale or
+    invented), and the worker may ask for import time (``LOADING``) once; a second ask is a
+    protocol error, so no worker can keep a program alive by asking again and again."""
+
+    def __init__(self, payload: bytes, budget_s: float, loading_s: float) -> None:
+        self.nonce = os.urandom(NONCE_BYTES)
+        self.request = PROGRAM + self.nonce + payload
+        self.budget_s = budget_s
+        self.loading_s = loading_s
+        self.deadline = time.monotonic() + budget_s  # monotonic seconds
+        self.loading = False
+
+    def accept(self, message: bytes) -> bytes | None:
+        """The result message without its nonce, or None after a first ``LOADING`` (whose
+        deadline is then extended by the import allowance)."""
+        if message[1 : 1 + NONCE_BYTES] != self.nonce:
+            raise ProtocolError("the worker sent a message that answers no request")
+        if message[:1] != LOADING:
+            return message[:1] + message[1 + NONCE_BYTES :]
+        if self.loading:
+            raise ProtocolError("the worker asked for import time twice for one program")
+        self.loading = True
+        self.deadline = time.monotonic() + self.loading_s + self.budget_s
+        return None
 
 
 @dataclass(frozen=True)

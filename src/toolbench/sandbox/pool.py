@@ -10,6 +10,7 @@ the next demand. Callers get an ``ExecResult`` for anything a program does, and 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import os
@@ -19,6 +20,7 @@ import tempfile
 import threading
 import time
 import weakref
+from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -107,13 +109,18 @@ class _Resources:
             shutil.rmtree(workdir, ignore_errors=True)
 
 
+_START = object()  # what ``_reserve`` says when the caller may start a new worker
+_Profile = tuple[bool, frozenset[str]]
+
+
 class SandboxPool:
     """Runs programs in up to ``workers`` processes (default: one per CPU), started lazily.
 
-    ``run`` is thread-safe and blocks; ``arun`` is the same for asyncio callers. A program
-    failure is an ``ExecResult`` with ``ok=False``, whatever the worker did or said; only
-    sandbox failures (a worker that will not start, a broken world factory, a closed pool)
-    raise ``SandboxError``.
+    ``run`` is thread-safe and blocks; ``arun`` is the same for asyncio callers, in the event
+    loop's own thread (a thread hand-off per program cost more harness CPU than the program's
+    whole round trip). A program failure is an ``ExecResult`` with ``ok=False``, whatever the
+    worker did or said; only sandbox failures (a worker that will not start, a broken world
+    factory, a closed pool) raise ``SandboxError``.
     """
 
     def __init__(self, workers: int | None = None, limits: Limits = DEFAULT_LIMITS) -> None:
@@ -124,6 +131,8 @@ class SandboxPool:
         self._res = _Resources()
         self._cond = threading.Condition(self._res.lock)
         self._idle: list[WorkerProcess] = []
+        # asyncio callers waiting for a worker, woken one at a time (any loop, any thread)
+        self._waiters: deque[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = deque()
         self._starting = 0
         self._closed = False
         self._executor: ThreadPoolExecutor | None = None
@@ -151,43 +160,55 @@ class SandboxPool:
         return described
 
     def run(self, factory: WorldFactory, program: str) -> ExecResult:
-        ref = factory_ref(factory)  # microseconds; partials differ per sample, so no cache
-        if not isinstance(program, str):
-            raise TypeError("program must be a str")
-        if len(program) > MAX_PROGRAM_CHARS:
-            message = f"SyntaxError: program is longer than {MAX_PROGRAM_CHARS} characters"
-            return ExecResult(False, None, message, "rejected")
-        payload = (ref + "\0" + program).encode("utf-8", "surrogatepass")
-        profile = self._profile(factory)
+        prepared = self._prepare(factory, program)
+        if isinstance(prepared, ExecResult):
+            return prepared
+        payload, profile = prepared
         worker = self._acquire(profile)
         start = time.perf_counter()
         healthy = False
         try:
-            self._send_files(worker, factory)
-            reply = worker.call(payload, self.limits.wall_s + GRACE_S)
-            duration = time.perf_counter() - start
-            if reply is None:
-                error = f"timeout: program ran longer than {self.limits.wall_s} s"
-                return ExecResult(False, None, error, "timeout", duration_s=duration)
-            result = self._parse(reply, duration)
-            healthy = True
+            files = self._file_messages(worker, factory)
+            reply = worker.call(files, payload, self.limits.wall_s + GRACE_S)
+            result, healthy = self._result(reply, start)
             return result
         except _Internal as exc:
             raise SandboxError(str(exc)) from None
         except ProtocolError as exc:
-            error = f"worker_died: the sandbox worker broke the protocol ({exc})"
-            return ExecResult(False, None, error, "worker_died", duration_s=self._since(start))
+            return self._broke(exc, start)
         except (EOFError, OSError):
-            error = f"worker_died: the worker process {worker.exit_description()}"
-            return ExecResult(False, None, error, "worker_died", duration_s=self._since(start))
+            return self._died(worker.exit_description(), start)
         finally:
-            self._release(worker, healthy)
+            if not self._return(worker, healthy):
+                worker.kill()
 
     async def arun(self, factory: WorldFactory, program: str) -> ExecResult:
-        import asyncio
-
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._get_executor(), self.run, factory, program)
+        """``run`` in the event loop's thread: the same messages, checks and limits (the
+        worker's socket is watched with ``add_reader`` and the deadline is a loop timer), and
+        a caller cancelled while waiting for a worker or mid-program leaves the pool whole
+        (a worker caught mid-program is replaced: its late reply must not reach anyone)."""
+        prepared = self._prepare(factory, program)
+        if isinstance(prepared, ExecResult):
+            return prepared
+        payload, profile = prepared
+        worker = await self._aacquire(profile)
+        start = time.perf_counter()
+        healthy = False
+        try:
+            files = self._file_messages(worker, factory)
+            reply = await worker.acall(files, payload, self.limits.wall_s + GRACE_S)
+            result, healthy = self._result(reply, start)
+            return result
+        except _Internal as exc:
+            raise SandboxError(str(exc)) from None
+        except ProtocolError as exc:
+            return self._broke(exc, start)
+        except (EOFError, OSError):
+            return self._died(await worker.aexit_description(), start)
+        finally:
+            if not self._return(worker, healthy):
+                # reaping can take a moment: not in the loop's thread, and not waited for
+                asyncio.get_running_loop().run_in_executor(None, worker.kill)
 
     def run_many(self, factory: WorldFactory, programs: Sequence[str]) -> list[ExecResult]:
         """Run programs in parallel across the workers; results in the order given."""
@@ -203,6 +224,8 @@ class SandboxPool:
             self._closed = True
             self._idle.clear()
             self._cond.notify_all()
+            while self._waiters:  # each wakes up to find the pool closed
+                self._wake_one()
             executor, self._executor = self._executor, None
         self._finalizer()  # kills every worker (busy ones too) and removes the workdir
         if executor is not None:
@@ -220,6 +243,34 @@ class SandboxPool:
     def _since(start: float) -> float:
         return time.perf_counter() - start
 
+    def _prepare(self, factory: WorldFactory, program: str) -> tuple[bytes, _Profile] | ExecResult:
+        """(payload, worker profile), or the result of a program refused before it is sent."""
+        ref = factory_ref(factory)  # microseconds; partials differ per sample, so no cache
+        if not isinstance(program, str):
+            raise TypeError("program must be a str")
+        if len(program) > MAX_PROGRAM_CHARS:
+            message = f"SyntaxError: program is longer than {MAX_PROGRAM_CHARS} characters"
+            return ExecResult(False, None, message, "rejected")
+        payload = (ref + "\0" + program).encode("utf-8", "surrogatepass")
+        return payload, self._profile(factory)
+
+    def _result(self, reply: bytes | None, start: float) -> tuple[ExecResult, bool]:
+        """(the result, whether the worker may be reused): one that did not answer in time is
+        replaced, since it may still be running the program."""
+        duration = time.perf_counter() - start
+        if reply is None:
+            error = f"timeout: program ran longer than {self.limits.wall_s} s"
+            return ExecResult(False, None, error, "timeout", duration_s=duration), False
+        return self._parse(reply, duration), True
+
+    def _broke(self, exc: ProtocolError, start: float) -> ExecResult:
+        error = f"worker_died: the sandbox worker broke the protocol ({exc})"
+        return ExecResult(False, None, error, "worker_died", duration_s=self._since(start))
+
+    def _died(self, description: str, start: float) -> ExecResult:
+        error = f"worker_died: the worker process {description}"
+        return ExecResult(False, None, error, "worker_died", duration_s=self._since(start))
+
     def _parse(self, reply: bytes, duration: float) -> ExecResult:
         """The worker's reply read strictly; ``ProtocolError`` for anything off-schema."""
         parsed = parse_result(reply, self.limits.max_output_bytes)
@@ -229,7 +280,7 @@ class SandboxPool:
             return ExecResult(True, parsed.state, None, "ok", parsed.stdout, duration)
         return ExecResult(False, None, parsed.error, parsed.kind, parsed.stdout, duration)
 
-    def _profile(self, factory: WorldFactory) -> tuple[bool, frozenset[str]]:
+    def _profile(self, factory: WorldFactory) -> _Profile:
         """(network, code folders) a worker for this factory needs; new code folders retire
         the running workers, whose file system view lacks them."""
         module = sys.modules.get(factory_function(factory).__module__)
@@ -244,19 +295,24 @@ class SandboxPool:
                 self._idle.clear()
             return network, frozenset(self._code_dirs)
 
-    def _send_files(self, worker: WorkerProcess, factory: WorldFactory) -> None:
+    def _file_messages(self, worker: WorkerProcess, factory: WorldFactory) -> list[bytes]:
+        """The data files this world reads that the worker does not have yet."""
         function = factory_function(factory)
         hook = getattr(sys.modules.get(function.__module__), FILES_HOOK, None)
         if not callable(hook):
-            return
+            return []
         args = factory.args if isinstance(factory, functools.partial) else ()
         kwargs = factory.keywords if isinstance(factory, functools.partial) else {}
+        messages = []
         for path in hook(*args, **kwargs):
             try:
                 content, digest = self._files.get(path)
             except (OSError, ValueError) as exc:
                 raise SandboxError(f"a world's data file cannot be read: {exc}") from None
-            worker.send_file(path, content, digest)
+            message = worker.file_message(path, content, digest)
+            if message is not None:
+                messages.append(message)
+        return messages
 
     def _get_executor(self) -> ThreadPoolExecutor:
         with self._cond:
@@ -269,7 +325,7 @@ class SandboxPool:
                 )
             return self._executor
 
-    def _take_idle(self, profile: tuple[bool, frozenset[str]]) -> WorkerProcess | None:
+    def _take_idle(self, profile: _Profile) -> WorkerProcess | None:
         """An idle worker of this profile; at capacity, an idle one of another is retired."""
         for i in range(len(self._idle) - 1, -1, -1):
             if self._idle[i].profile == profile:
@@ -280,18 +336,70 @@ class SandboxPool:
             other.kill()
         return None
 
-    def _acquire(self, profile: tuple[bool, frozenset[str]]) -> WorkerProcess:
+    def _reserve(self, profile: _Profile) -> WorkerProcess | object | None:
+        """Under the lock: an idle worker, ``_START`` (a slot to start one in is reserved),
+        or None (at capacity: wait for a release)."""
+        if self._closed:
+            raise SandboxError("the sandbox pool is closed")
+        idle = self._take_idle(profile)
+        if idle is not None:
+            return idle
+        if len(self._res.live) + self._starting < self.workers:
+            self._starting += 1
+            return _START
+        return None
+
+    def _acquire(self, profile: _Profile) -> WorkerProcess:
         with self._cond:
-            while True:
-                if self._closed:
-                    raise SandboxError("the sandbox pool is closed")
-                idle = self._take_idle(profile)
-                if idle is not None:
-                    return idle
-                if len(self._res.live) + self._starting < self.workers:
-                    self._starting += 1
-                    break
+            while (got := self._reserve(profile)) is None:
                 self._cond.wait()
+        if isinstance(got, WorkerProcess):
+            return got
+        return self._launch(profile)
+
+    async def _aacquire(self, profile: _Profile) -> WorkerProcess:
+        """``_acquire`` for the event loop: waiting for a release is a future, starting a
+        worker (seconds: interpreter start, handshake) runs in a thread."""
+        loop = asyncio.get_running_loop()
+        while True:
+            with self._cond:
+                got = self._reserve(profile)
+                if got is None:
+                    waiter: asyncio.Future[None] = loop.create_future()
+                    self._waiters.append((loop, waiter))
+            if isinstance(got, WorkerProcess):
+                return got
+            if got is _START:
+                return await self._astart(profile)
+            try:
+                await waiter
+            except asyncio.CancelledError:
+                with self._cond:
+                    if (loop, waiter) in self._waiters:
+                        self._waiters.remove((loop, waiter))
+                    else:  # it was woken: pass the wake-up on, or a worker may sit idle
+                        self._wake_one()
+                raise
+
+    async def _astart(self, profile: _Profile) -> WorkerProcess:
+        """Start a worker in a thread; one started for a caller who was cancelled meanwhile
+        goes to the idle list rather than being lost."""
+        started = asyncio.get_running_loop().run_in_executor(None, self._launch, profile)
+        try:
+            return await asyncio.shield(started)
+        except asyncio.CancelledError:
+            started.add_done_callback(self._adopt)
+            raise
+
+    def _adopt(self, started: asyncio.Future[WorkerProcess]) -> None:
+        if started.cancelled() or started.exception() is not None:
+            return
+        worker = started.result()
+        if not self._return(worker, True):
+            worker.kill()
+
+    def _launch(self, profile: _Profile) -> WorkerProcess:
+        """Start a worker in the slot ``_reserve`` reserved (blocks: run it in a thread)."""
         worker: WorkerProcess | None = None
         try:
             worker = self._start(profile)
@@ -300,14 +408,14 @@ class SandboxPool:
                 self._starting -= 1
                 if worker is not None and not self._closed:
                     self._res.live.add(worker)
-                self._cond.notify()
+                self._notify()
         assert worker is not None
         if self._closed:
             worker.kill()
             raise SandboxError("the sandbox pool is closed")
         return worker
 
-    def _start(self, profile: tuple[bool, frozenset[str]]) -> WorkerProcess:
+    def _start(self, profile: _Profile) -> WorkerProcess:
         network, code_dirs = profile
         self._network_used = self._network_used or network
         try:
@@ -325,16 +433,47 @@ class SandboxPool:
         isolation.warn_once(found, seccomp if found.level != "none" else None)
         return worker
 
-    def _release(self, worker: WorkerProcess, healthy: bool) -> None:
+    def _return(self, worker: WorkerProcess, healthy: bool) -> bool:
+        """Give a worker back; False if it must now be killed (by the caller, outside the
+        lock: reaping a process can take a moment)."""
         with self._cond:
             keep = healthy and not self._closed and worker in self._res.live
             if keep:
                 self._idle.append(worker)
             else:
                 self._res.live.discard(worker)
-            self._cond.notify()
-        if not keep:
-            worker.kill()
+            self._notify()
+        return keep
+
+    def _notify(self) -> None:
+        """Under the lock: a worker or a slot came free; wake one waiter of each kind (a
+        waiter that finds nothing waits again, so a spare wake-up costs only a retry)."""
+        self._cond.notify()
+        self._wake_one()
+
+    def _wake_one(self) -> None:
+        """Under the lock: wake the first asyncio waiter still waiting."""
+        while self._waiters:
+            loop, waiter = self._waiters.popleft()
+            if waiter.done():  # cancelled
+                continue
+            try:
+                running = asyncio.get_running_loop()
+            except RuntimeError:
+                running = None
+            if running is loop:
+                waiter.set_result(None)
+                return
+            try:
+                loop.call_soon_threadsafe(_wake, waiter)
+                return
+            except RuntimeError:  # that loop is closed: its waiter is gone with it
+                continue
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 class _Internal(Exception):
