@@ -33,6 +33,7 @@ from toolbench.tasks.virtual_home.grounding import (
     read_allow_lists,
     score_grounded,
 )
+from toolbench.tasks.virtual_home.needed import needed_actions
 from toolbench.tasks.virtual_home.world import Scene, run_plan
 from toolbench.types import Outcome, Sample, Status
 
@@ -109,6 +110,14 @@ class VirtualHomeTask:
 
     def aggregate(self, outcomes: Sequence[Outcome]) -> dict[str, float]:
         return metrics.aggregate(outcomes)
+
+    def needed_apis(self, sample: Sample) -> list[list[str]]:
+        """For tool-removal twins: groups of API docs the chore cannot do without (see
+        ``needed``); none for a record without a stored scene and goals."""
+        scene, goals = _scene_of(sample), sample.fields.get("goal")
+        if scene is None or not isinstance(goals, list):
+            return []
+        return [list(group) for group in needed_actions(goals, scene)]
 
 
 def _scene_of(sample: Sample) -> Scene | None:
