@@ -20,6 +20,8 @@ runs any code:
    whose value the query's words and values support best. A mixed program is what crashes.
 
 Learning lives in ``learner``; program text handling in ``programs``; values in ``entities``.
+Plans of bare-object calls (virtual_home's ``Agent.Grab(mug)``) carry no literal; for them the
+objects are the values, re-filled by ``plans``.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from toolbench.models.entities import (
     words,
 )
 from toolbench.models.learner import NONE, Learner, counted_word, joined
+from toolbench.models.plans import PlanPredictor, plan_predictor
 from toolbench.models.programs import (
     Lit,
     Template,
@@ -336,22 +339,28 @@ class BaselineModel:
     cacheable = False
 
     def __init__(self) -> None:
-        self._predictors: dict[tuple[tuple[str, ...], tuple[str, ...]], Predictor] = {}
+        self._predictors: dict[
+            tuple[tuple[str, ...], tuple[str, ...]], Predictor | PlanPredictor
+        ] = {}
 
-    def predictor(self, examples: Sequence[Doc], functions: Sequence[Doc]) -> Predictor:
-        """The predictor for a task context, built once (learning is a pure function of it)."""
+    def predictor(
+        self, examples: Sequence[Doc], functions: Sequence[Doc]
+    ) -> Predictor | PlanPredictor:
+        """The predictor for a task context, built once (learning is a pure function of it):
+        plans of bare-object calls re-fill objects (``plans``), programs re-fill literals."""
         key = (tuple(d.text for d in examples), tuple(f"{d.name}\n{d.text}" for d in functions))
         if key not in self._predictors:
             if len(self._predictors) >= 16:
                 self._predictors.clear()
-            self._predictors[key] = Predictor(Learner(examples, functions))
+            plan = plan_predictor(examples, functions)
+            self._predictors[key] = plan or Predictor(Learner(examples, functions))
         return self._predictors[key]
 
     async def generate(self, request: GenerationRequest) -> Generation:
         if request.sample is None or request.context is None:
             raise ModelOutputError("baseline: the request carries no sample or task context")
         predictor = self.predictor(request.context.examples, request.context.functions)
-        if not predictor.learner.demos:
+        if isinstance(predictor, Predictor) and not predictor.learner.demos:
             raise ModelOutputError("baseline: no demonstrations in the task context to learn from")
         return Generation(text=predictor.predict(request.sample.query), finish_reason="stop")
 

@@ -11,7 +11,13 @@ What to remove, per kind of task:
   When the golds share no API (google_sheets has gspread and pandas golds for one request), a
   smallest set of APIs that hits every gold is removed.
 
-Curl and home_search/booking twins are exact by construction. google_sheets twins stay
+* Tasks that name what a request cannot do without (``needed_apis`` in the provenance notes:
+  virtual_home derives them from the chore's goals and scene) lose one of those groups:
+  every action that can make one goal true (``Put`` for "the mug on the table"; all of
+  ``Wash``/``Scrub``/``Rinse``/``Wipe`` for "clean the plate", since they are alternative
+  routes). Moving actions (``WalkTo``/``Find``) are never taken: each replaces the other.
+
+Curl, home_search/booking and virtual_home twins are exact by construction. google_sheets twins stay
 ``pending``: its worksheet offers general-purpose writes (``update``, ``batch_update``) that may
 still serve the request another way, which only a person can rule out.
 """
@@ -60,7 +66,20 @@ def _hitting_set(gold_sets: list[set[str]], prefer: Callable[[str], tuple[int, s
     return sorted(chosen)
 
 
+def _needed_removal(instance: Instance, rng: random.Random) -> list[str]:
+    """One group of the APIs the task says the request needs, as far as they are offered."""
+    offered = {api.name for api in instance.apis}
+    groups = [
+        sorted(set(group) & offered)
+        for group in instance.provenance.notes.get("needed_apis", [])
+        if set(group) & offered
+    ]
+    return rng.choice(groups) if groups else []
+
+
 def _python_removal(instance: Instance, universal: set[str], rng: random.Random) -> list[str]:
+    if instance.provenance.notes.get("needed_apis"):
+        return _needed_removal(instance, rng)
     gold_sets = [
         set(apis_used(gold, instance.apis)) - _VALUE_CONSTRUCTORS for gold in instance.gold_calls
     ]

@@ -3,7 +3,9 @@
 Each test sample becomes one single-turn instance: the query is the user turn, every API doc of
 the task is offered (as JSON schema), the APIs the first gold uses are the relevant ones, and
 all golds are kept. The sample's ``slots`` (argument -> exact words of the query) travel in
-``provenance.notes`` so slot removal can take out exactly the words that supply an argument.
+``provenance.notes`` so slot removal can take out exactly the words that supply an argument,
+and so do ``needed_apis`` when the task can say which APIs the request cannot do without
+(virtual_home, from its goals and scene), so tool removal takes one of those.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ def load_task(name: str, *, version: str = "v0", data_dir: Path | None = None) -
     data = load_folder(name, package_dir, version, data_dir)
     specs: list[ApiSpec] = [doc_to_spec(doc) for doc in data.context.functions]
     instances = []
+    needed = getattr(task, "needed_apis", None)
     for sample in data.samples:
         used = apis_used(sample.labels[0], specs)
         if not used:
@@ -37,7 +40,11 @@ def load_task(name: str, *, version: str = "v0", data_dir: Path | None = None) -
                 f"{sample.source}: the gold answer uses none of the task's API docs; "
                 "check the functions/ folder matches this test.jsonl"
             )
-        slots = sample.fields.get("slots") or {}
+        notes: dict[str, object] = {}
+        if "slots" in sample.fields:
+            notes["slots"] = dict(sample.fields.get("slots") or {})
+        if callable(needed) and (groups := needed(sample)):
+            notes["needed_apis"] = groups
         instances.append(
             complete_instance(
                 id=task_instance_id(name, sample.id),
@@ -50,7 +57,7 @@ def load_task(name: str, *, version: str = "v0", data_dir: Path | None = None) -
                     original_id=sample.id,
                     source_file=f"{name}/{version}/test.jsonl",
                     generator="task-loader",
-                    notes={"slots": dict(slots)} if "slots" in sample.fields else {},
+                    notes=notes,
                 ),
             )
         )

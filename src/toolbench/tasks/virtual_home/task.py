@@ -28,9 +28,12 @@ from toolbench.tasks.virtual_home.goals import check_goal_syntax, derive_goals, 
 from toolbench.tasks.virtual_home.grounding import (
     AllowLists,
     check_labels,
+    ground,
+    ground_labels,
     read_allow_lists,
-    score_plan,
+    score_grounded,
 )
+from toolbench.tasks.virtual_home.needed import needed_actions
 from toolbench.tasks.virtual_home.world import Scene, run_plan
 from toolbench.types import Outcome, Sample, Status
 
@@ -51,6 +54,7 @@ class WorldGold:
 class Runtime:
     allow: AllowLists
     scenes: dict[str, Scene | None] = field(default_factory=dict)  # None: derive from golds
+    labels: dict[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict)  # grounded
 
 
 @dataclass
@@ -79,6 +83,7 @@ class VirtualHomeTask:
         for sample in data.samples:
             check_labels(sample.labels, allow, sample.source)
             runtime.scenes[sample.id] = _scene_of(sample)
+            runtime.labels[sample.id] = ground_labels(sample.labels, allow)
         data.runtime = runtime
         digest = hashlib.sha256((data.digest + "\0").encode() + allow_path.read_bytes())
         data.digest = digest.hexdigest()[:16]
@@ -106,6 +111,14 @@ class VirtualHomeTask:
     def aggregate(self, outcomes: Sequence[Outcome]) -> dict[str, float]:
         return metrics.aggregate(outcomes)
 
+    def needed_apis(self, sample: Sample) -> list[list[str]]:
+        """For tool-removal twins: groups of API docs the chore cannot do without (see
+        ``needed``); none for a record without a stored scene and goals."""
+        scene, goals = _scene_of(sample), sample.fields.get("goal")
+        if scene is None or not isinstance(goals, list):
+            return []
+        return [list(group) for group in needed_actions(goals, scene)]
+
 
 def _scene_of(sample: Sample) -> Scene | None:
     raw = sample.fields.get("scene")
@@ -130,8 +143,8 @@ def _world_gold(sample: Sample, runtime: Runtime) -> WorldGold:
         scene = derive_scene(sample.labels, runtime.allow)
     stated = sample.fields.get("goal")
     goals: list[str] | None = list(stated) if isinstance(stated, list) else None
-    for index, label in enumerate(sample.labels):
-        result = run_plan(scene, score_plan(label, [], runtime.allow).grounded.lines)
+    for index in range(len(sample.labels)):
+        result = run_plan(scene, runtime.labels[sample.id][index])
         problem = (
             f"line {result.failed_line} {result.line!r}: {result.reason}" if not result.ok else ""
         )
@@ -152,7 +165,10 @@ def _world_gold(sample: Sample, runtime: Runtime) -> WorldGold:
 def score_sample(data: TaskData, sample: Sample, action: str) -> Outcome:
     """The original's three numbers, then the household run."""
     runtime: Runtime = data.runtime
-    lcs = score_plan(action, sample.labels, runtime.allow)
+    labels = runtime.labels.get(sample.id)
+    if labels is None:
+        labels = ground_labels(sample.labels, runtime.allow)
+    lcs = score_grounded(ground(action, runtime.allow), labels)
     grounded = lcs.grounded
     values: dict[str, float] = {
         "executability_rate": 1.0 if grounded.executable else 0.0,
@@ -197,5 +213,7 @@ def _run_world(
                  "line": result.line, "reason": result.reason}  # fmt: skip
         return world, f"line {result.failed_line} {result.line!r}: {result.reason}"
     missing = unmet(gold.goals, result.state)
-    world = {"executable": True, "goal_success": not missing, "unmet_goals": missing}
-    return world, f"goals not met: {', '.join(missing)}" if missing else ""
+    if not missing:  # the record stays small: a success needs no list of nothing
+        return {"executable": True, "goal_success": True}, ""
+    world = {"executable": True, "goal_success": False, "unmet_goals": missing}
+    return world, f"goals not met: {', '.join(missing)}"
