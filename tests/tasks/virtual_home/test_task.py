@@ -184,3 +184,26 @@ def test_cli_oracle_baseline_and_replay(cli: Callable[..., CliResult], tmp_path:
     two = by_id["2"]
     assert two["metrics"]["executable_in_world"] == 0.0 and two["details"]["world"]["reason"]
     assert by_id["3"]["metrics"]["goal_success"] == 0.0 and by_id["3"]["message"]
+
+
+def test_prompt_resume_and_cache_work_as_for_every_task(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """The shared engine: the prompt shows the action docs, an unfinished run resumes where
+    it stopped, and a second run of a served model comes from the cache."""
+    from tests.fakeserver import FakeOpenAIServer
+
+    code, prompt, _ = cli("prompt", "virtual_home", "--sample", "0")
+    assert code == 0 and "Agent.WalkTo" in prompt and prompt.rstrip().endswith("Action:")
+    with FakeOpenAIServer(answer="Agent.WalkTo(kitchen)") as server:
+        flags = ("--model", "openai:m", "--base-url", server.base_url, "--max-retries", "0")
+        first = tmp_path / "first"
+        assert cli("run", "virtual_home", *flags, "--limit", "2", "--out", str(first))[0] == 0
+        assert server.calls == 2
+        # The same folder with more samples: the two done are kept, two more are asked.
+        assert cli("run", "virtual_home", *flags, "--limit", "4", "--out", str(first))[0] == 0
+        assert len((first / "samples.jsonl").read_text().splitlines()) == 4
+        assert server.calls == 4
+        second = tmp_path / "second"
+        assert cli("run", "virtual_home", *flags, "--limit", "4", "--out", str(second))[0] == 0
+        assert server.calls == 4  # the second run: all cache hits
