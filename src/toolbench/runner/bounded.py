@@ -33,6 +33,7 @@ MAX_ITEMS = 10_000
 MAX_NODES = 100_000
 MAX_INT_BITS = 63
 MAX_RECORD_BYTES = 1_000_000
+_INT_LIMIT = 2**MAX_INT_BITS  # ints of at most MAX_INT_BITS bits pass unchanged
 
 # Fields kept by the last-resort record (what every reader needs to count the sample).
 IDENTITY_FIELDS = ("task", "id", "epoch", "status", "success")
@@ -77,6 +78,10 @@ class _Bounder:
         kind = type(value)  # exact types first: this runs for every value of every record
         if kind is str and value.isascii() and len(value) <= self.limits.strings:
             return value
+        if kind is int and -_INT_LIMIT < value < _INT_LIMIT:
+            return value
+        if kind is bool or value is None:
+            return value
         if kind is float:
             return value if math.isfinite(value) else None
         if kind is dict and depth < MAX_DEPTH:
@@ -120,7 +125,9 @@ class _Bounder:
             if self.nodes >= self.limits.nodes or index == self.limits.items - 1 < len(mapping) - 1:
                 out["[cut]"] = f"{len(mapping)} items"
                 break
-            out[_key(key)] = self.value(item, depth + 1)
+            # Short ASCII string keys (nearly all of them) are already what json.dumps writes.
+            plain = type(key) is str and len(key) <= MAX_KEY_CHARS and key.isascii()
+            out[key if plain else _key(key)] = self.value(item, depth + 1)
         return out
 
 
