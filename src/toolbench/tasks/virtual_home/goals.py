@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 from toolbench.tasks.virtual_home.world import State
 
-_GOAL = re.compile(r"^(not )?([A-Z_]+)\((\w+)(?:, (\w+))?\)$")
+GOAL_PATTERN = re.compile(r"^(not )?([A-Z_]+)\((\w+)(?:, (\w+))?\)$")
 
 
 def derive_goals(state: State) -> list[str]:
@@ -58,7 +58,7 @@ def derive_goals(state: State) -> list[str]:
 
 def holds(goal: str, state: State) -> bool:
     """Whether one goal predicate is true in a final state (unknown objects: false)."""
-    match = _GOAL.match(goal)
+    match = GOAL_PATTERN.match(goal)
     if match is None:
         raise ValueError(f"not a goal predicate: {goal!r}")
     negated, predicate, a, b = match.groups()
@@ -95,7 +95,7 @@ def check_goal_syntax(goals: Sequence[str]) -> str | None:
     """The first goal that is not a predicate we know, or None."""
     known = {"AT", "DONE", "SITTING", "ON", "IN", "HELD", "WORN", "OPEN", "SWITCHED_ON", "CLEAN"}
     for goal in goals:
-        match = _GOAL.match(goal) if isinstance(goal, str) else None
+        match = GOAL_PATTERN.match(goal) if isinstance(goal, str) else None
         if match is None or match.group(2) not in known:
             return str(goal)
     return None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from toolbench.tasks.virtual_home.goals import _GOAL
+from toolbench.tasks.virtual_home.goals import GOAL_PATTERN
 from toolbench.tasks.virtual_home.world import Scene
 
 CLEANING = ("Wash", "Scrub", "Rinse", "Wipe")
@@ -48,7 +48,7 @@ def needed_actions(goals: Sequence[str], scene: Scene) -> list[tuple[str, ...]]:
     no plan can meet the goals in this scene."""
     groups: list[tuple[str, ...]] = []
     for goal in goals:
-        match = _GOAL.match(goal)
+        match = GOAL_PATTERN.match(goal)
         if match is None:
             continue
         negated, predicate, a, _ = match.groups()
