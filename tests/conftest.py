@@ -14,6 +14,8 @@ import pytest
 
 from toolbench.cli import main
 
+pytest_plugins = ["tests.browser"]
+
 # Where bubblewrap is installed, the sandbox must reach full isolation: a probe that fails
 # (a path it cannot bind, say) is then an error, not a quiet fall back to weaker layers.
 if sys.platform.startswith("linux") and shutil.which("bwrap"):
