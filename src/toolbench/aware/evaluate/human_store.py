@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Literal
 
 from toolbench.aware.eventlog import EventLog
-from toolbench.aware.review.store import DEFAULT_LEASE_S
+from toolbench.aware.review.store import DEFAULT_LEASE_S, Taken
 from toolbench.errors import UserError
 
 DB_SUFFIX = ".human.sqlite"
@@ -72,6 +72,14 @@ FROM events AS e
 WHERE action = 'answer'
   AND NOT EXISTS (SELECT 1 FROM events AS u WHERE u.undoes_seq = e.seq)
 ORDER BY seq
+"""
+
+#: An annotator's latest answer in effect (what their undo cancels).
+_LATEST_OF_ANNOTATOR = """
+SELECT seq, instance_id FROM events AS e
+WHERE annotator = ? AND action = 'answer'
+  AND NOT EXISTS (SELECT 1 FROM events AS u WHERE u.undoes_seq = e.seq)
+ORDER BY seq DESC LIMIT 1
 """
 
 
@@ -168,10 +176,13 @@ class AnswerStore(EventLog):
         action: Action,
         answer: Answer | None,
         seconds: float,
+        exclusive: bool = False,
     ) -> Event:
         self._check(instance_id, annotator)
         now = self._clock()
         with self._write() as conn:
+            if exclusive:
+                self._check_open(conn, instance_id, annotator, now)
             cursor = conn.execute(
                 "INSERT INTO events (instance_id, annotator, action, answer, seconds, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
@@ -185,29 +196,61 @@ class AnswerStore(EventLog):
         assert seq is not None
         return Event(seq, instance_id, annotator, action, answer, seconds, now, None)
 
-    def answer(self, instance_id: str, annotator: str, answer: Answer, seconds: float) -> Event:
-        """Append an answer (with the seconds it was on screen) and release the lease on it."""
+    @staticmethod
+    def _check_open(conn: sqlite3.Connection, instance_id: str, annotator: str, now: float) -> None:
+        """For exclusive writes (see ``ReviewStore.record``): refuse an answered instance, or
+        one another annotator holds, inside the write's own transaction."""
+        answered = conn.execute(
+            "SELECT annotator FROM events AS e WHERE instance_id = ? AND action = 'answer'"
+            " AND NOT EXISTS (SELECT 1 FROM events AS u WHERE u.undoes_seq = e.seq)",
+            (instance_id,),
+        ).fetchone()
+        if answered is not None:
+            raise Taken(f"{instance_id} is already answered")
+        holder = conn.execute(
+            "SELECT annotator FROM leases WHERE instance_id = ? AND expires_at > ?",
+            (instance_id, now),
+        ).fetchone()
+        if holder is not None and holder[0] != annotator:
+            raise Taken(f"{instance_id} is being answered by someone else")
+
+    def answer(
+        self,
+        instance_id: str,
+        annotator: str,
+        answer: Answer,
+        seconds: float,
+        *,
+        exclusive: bool = False,
+    ) -> Event:
+        """Append an answer (with the seconds it was on screen) and release the lease on it.
+        ``exclusive``: raise ``Taken`` rather than add a second answer (a resent form)."""
         if answer not in ("yes", "no"):
             raise ValueError(f"answer must be yes or no, not {answer!r}")
-        return self._append(instance_id, annotator, "answer", answer, seconds)
+        return self._append(instance_id, annotator, "answer", answer, seconds, exclusive)
 
-    def skip(self, instance_id: str, annotator: str, seconds: float) -> Event:
+    def skip(
+        self, instance_id: str, annotator: str, seconds: float, *, exclusive: bool = False
+    ) -> Event:
         """Pass on an instance: it stays open for others and comes last for this annotator."""
-        return self._append(instance_id, annotator, "skip", None, seconds)
+        return self._append(instance_id, annotator, "skip", None, seconds, exclusive)
 
-    def undo(self, annotator: str, lease_s: float = DEFAULT_LEASE_S) -> Event | None:
+    def latest_answer(self, annotator: str) -> tuple[int, str] | None:
+        """(seq, instance id) of what ``undo(annotator)`` would cancel now; None if nothing."""
+        with self._lock:
+            row = self._db().execute(_LATEST_OF_ANNOTATOR, (annotator,)).fetchone()
+        return None if row is None else (int(row[0]), str(row[1]))
+
+    def undo(
+        self, annotator: str, lease_s: float = DEFAULT_LEASE_S, *, only: int | None = None
+    ) -> Event | None:
         """Cancel the annotator's latest answer in effect; None if there is none. The instance
-        is leased back to them, so ``claim_next`` shows it next, before anyone else takes it."""
+        is leased back to them, so ``claim_next`` shows it next, before anyone else takes it.
+        ``only`` (a seq): undo nothing unless that answer is the latest (a resent form)."""
         now = self._clock()
         with self._write() as conn:
-            row = conn.execute(
-                "SELECT seq, instance_id FROM events AS e"
-                " WHERE annotator = ? AND action = 'answer'"
-                " AND NOT EXISTS (SELECT 1 FROM events AS u WHERE u.undoes_seq = e.seq)"
-                " ORDER BY seq DESC LIMIT 1",
-                (annotator,),
-            ).fetchone()
-            if row is None:
+            row = conn.execute(_LATEST_OF_ANNOTATOR, (annotator,)).fetchone()
+            if row is None or (only is not None and int(row[0]) != only):
                 return None
             target, instance_id = int(row[0]), str(row[1])
             cursor = conn.execute(

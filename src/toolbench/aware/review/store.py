@@ -44,6 +44,13 @@ DecisionStatus = Literal["accepted", "rejected"]
 ACTIONS: tuple[str, ...] = ("accept", "reject", "skip", "undo")
 _STATUS_OF: dict[str, DecisionStatus] = {"accept": "accepted", "reject": "rejected"}
 
+
+class Taken(ValueError):
+    """An exclusive write found the instance decided already, or leased to someone else.
+
+    Browsers resend forms (a double click, a reload, a tab left open past its lease): such a
+    late request must not become a second decision on an instance someone already decided."""
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
     key TEXT PRIMARY KEY,
@@ -80,6 +87,15 @@ FROM events AS e
 WHERE action IN ('accept', 'reject')
   AND NOT EXISTS (SELECT 1 FROM events AS u WHERE u.undoes_seq = e.seq)
 ORDER BY seq
+"""
+
+
+#: A reviewer's latest accept/reject that is not undone (what their undo cancels).
+_LATEST_OF_REVIEWER = """
+SELECT seq, instance_id FROM events AS e
+WHERE reviewer = ? AND action IN ('accept', 'reject')
+  AND NOT EXISTS (SELECT 1 FROM events AS u WHERE u.undoes_seq = e.seq)
+ORDER BY seq DESC LIMIT 1
 """
 
 
@@ -193,11 +209,15 @@ class ReviewStore(EventLog):
         action: Literal["accept", "reject", "skip"],
         reasons: Sequence[str] = (),
         note: str = "",
+        *,
+        exclusive: bool = False,
     ) -> Event:
         """Append a decision (accept/reject) or a skip, and release the reviewer's lease on it.
 
         A rejection needs at least one reason code: the paper's criteria are what make a
-        rejection checkable later.
+        rejection checkable later. ``exclusive`` raises ``Taken`` instead of writing when the
+        instance already has a decision in effect or a live lease held by another reviewer,
+        checked in the same transaction as the write, so a decision is recorded exactly once.
         """
         self._check_id(instance_id)
         if not reviewer:
@@ -208,6 +228,8 @@ class ReviewStore(EventLog):
             raise ValueError("a rejection needs at least one reason")
         now = self._clock()
         with self._write() as conn:
+            if exclusive:
+                self._check_open(conn, instance_id, reviewer, now)
             cursor = conn.execute(
                 "INSERT INTO events (instance_id, reviewer, action, reasons, note, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
@@ -221,6 +243,23 @@ class ReviewStore(EventLog):
         assert seq is not None
         return Event(seq, instance_id, reviewer, action, tuple(reasons), note, now, None)
 
+    @staticmethod
+    def _check_open(conn: sqlite3.Connection, instance_id: str, reviewer: str, now: float) -> None:
+        decided = conn.execute(
+            "SELECT reviewer FROM events AS e WHERE instance_id = ?"
+            " AND action IN ('accept', 'reject')"
+            " AND NOT EXISTS (SELECT 1 FROM events AS u WHERE u.undoes_seq = e.seq)",
+            (instance_id,),
+        ).fetchone()
+        if decided is not None:
+            raise Taken(f"{instance_id} is already decided by {decided[0]}")
+        holder = conn.execute(
+            "SELECT reviewer FROM leases WHERE instance_id = ? AND expires_at > ?",
+            (instance_id, now),
+        ).fetchone()
+        if holder is not None and holder[0] != reviewer:
+            raise Taken(f"{instance_id} is being reviewed by {holder[0]}")
+
     def accept(self, instance_id: str, reviewer: str, note: str = "") -> Event:
         return self.record(instance_id, reviewer, "accept", (), note)
 
@@ -232,23 +271,20 @@ class ReviewStore(EventLog):
     def skip(self, instance_id: str, reviewer: str) -> Event:
         return self.record(instance_id, reviewer, "skip")
 
-    def undo(self, reviewer: str, lease_s: float = DEFAULT_LEASE_S) -> Event | None:
+    def undo(
+        self, reviewer: str, lease_s: float = DEFAULT_LEASE_S, *, only: int | None = None
+    ) -> Event | None:
         """Cancel the reviewer's latest decision that is not undone yet; None if there is none.
 
         The instance is leased back to the reviewer, so ``claim_next`` returns it next and the
         reviewer sees it again before anyone else can take it. Calling undo again cancels the
-        decision before that one.
+        decision before that one. ``only`` (a seq) undoes nothing unless that decision is the
+        latest one: a resent undo form must not cancel the decision before it as well.
         """
         now = self._clock()
         with self._write() as conn:
-            row = conn.execute(
-                "SELECT seq, instance_id FROM events AS e"
-                " WHERE reviewer = ? AND action IN ('accept', 'reject')"
-                " AND NOT EXISTS (SELECT 1 FROM events AS u WHERE u.undoes_seq = e.seq)"
-                " ORDER BY seq DESC LIMIT 1",
-                (reviewer,),
-            ).fetchone()
-            if row is None:
+            row = conn.execute(_LATEST_OF_REVIEWER, (reviewer,)).fetchone()
+            if row is None or (only is not None and int(row[0]) != only):
                 return None
             target, instance_id = int(row[0]), str(row[1])
             cursor = conn.execute(
@@ -350,6 +386,12 @@ class ReviewStore(EventLog):
             return {str(i): (str(r), float(e)) for i, r, e in rows}
 
     # ---- reading ----
+
+    def latest_decision(self, reviewer: str) -> tuple[int, str] | None:
+        """(seq, instance id) of what ``undo(reviewer)`` would cancel now; None if nothing."""
+        with self._lock:
+            row = self._db().execute(_LATEST_OF_REVIEWER, (reviewer,)).fetchone()
+        return None if row is None else (int(row[0]), str(row[1]))
 
     def current_decisions(self) -> dict[str, Decision]:
         """Instance id -> its effective decision (latest accept/reject not undone).
