@@ -92,6 +92,7 @@ def add_aware_parser(sub: argparse._SubParsersAction[Any], parser_class: type) -
     verify.add_argument("--reviewer", help="your name (default: the login name)")
     verify.add_argument("--db", type=Path, help="decision store (default: <dataset>.review.sqlite)")
     verify.add_argument("--all", action="store_true", help="also show auto-rejected instances")
+    _web_flags(verify, 8765, "review in a browser instead (reviewers type their names there)")
 
     export = aware_sub.add_parser("export", help="write review decisions into the dataset")
     export.add_argument("dataset", type=Path)
@@ -101,6 +102,26 @@ def add_aware_parser(sub: argparse._SubParsersAction[Any], parser_class: type) -
     stats = aware_sub.add_parser("stats", help="dataset statistics (the paper's Table 1)")
     stats.add_argument("datasets", type=Path, nargs="+")
     add_evaluation_parsers(aware_sub)
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{text}: a port is 0 to 65535 (0: any free port)")
+    return value
+
+
+def _web_flags(p: argparse.ArgumentParser, port: int, what: str) -> None:
+    p.add_argument("--web", action="store_true", help=f"{what}; Ctrl-C stops the server")
+    p.add_argument("--port", type=_port, default=port, help="--web: port (0: any free port)")
+    p.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="--web: address to listen on (other machines can reach anything but loopback)",
+    )
 
 
 def _model_flags(p: argparse.ArgumentParser) -> None:
@@ -160,6 +181,7 @@ def add_evaluation_parsers(aware_sub: argparse._SubParsersAction[Any]) -> None:
     human.add_argument("--db", type=Path, help="answer store (default: <dataset>.human.sqlite)")
     human.add_argument("--include-pending", action="store_true")
     human.add_argument("--report", action="store_true", help="only print the results so far")
+    _web_flags(human, 8766, "ask in a browser instead (annotators type their names there)")
 
 
 def command_aware(args: argparse.Namespace, console: Console, default_cache: Path) -> int:
@@ -169,6 +191,8 @@ def command_aware(args: argparse.Namespace, console: Console, default_cache: Pat
         return _verify(args, console)
     if args.aware_command == "export":
         return _export(args, console)
+    if args.aware_command == "human" and args.web:
+        return _human_web(args, console)
     if args.aware_command in ("run", "prompt", "human"):
         from toolbench.cli.aware_eval import command_aware_eval
 
@@ -365,16 +389,60 @@ def _build(args: argparse.Namespace, console: Console, default_cache: Path) -> i
     return 0
 
 
+def _web_only(args: argparse.Namespace, *flags: str) -> None:
+    """A flag that --web ignores is refused rather than silently dropped."""
+    for flag in flags:
+        if getattr(args, flag.lstrip("-").replace("-", "_"), None):
+            raise UserError(f"{flag} does nothing with --web (names are typed in the browser)")
+
+
 def _verify(args: argparse.Namespace, console: Console) -> int:
     from toolbench.aware.review.export import export_decisions
     from toolbench.aware.review.terminal import run_review
 
+    if args.web:
+        from toolbench.aware.review.web import serve_review
+
+        _web_only(args, "--reviewer")
+        serve_review(
+            args.dataset,
+            db=args.db,
+            only_pending=not args.all,
+            host=args.host,
+            port=args.port,
+            console=console,
+        )
+        summary = export_decisions(args.dataset, None, db=args.db)
+        console.print(f"server stopped; decisions written into {args.dataset}: {summary}")
+        return 0
     reviewer = args.reviewer or os.environ.get("TOOLBENCH_REVIEWER") or getpass.getuser()
     run_review(
         args.dataset, reviewer=reviewer, db=args.db, console=console, only_pending=not args.all
     )
     summary = export_decisions(args.dataset, None, db=args.db)
     console.print(f"decisions written into {args.dataset}: {summary}")
+    return 0
+
+
+def _human_web(args: argparse.Namespace, console: Console) -> int:
+    from toolbench.aware.evaluate.human import HumanSession
+    from toolbench.aware.evaluate.human_web import serve_human
+
+    _web_only(args, "--annotator", "--report")
+    if args.n < 1:
+        raise UserError(f"--n {args.n}: must be 1 or more")
+    if not args.dataset.is_file():
+        raise UserError(f"dataset {args.dataset}: no such file")
+    session = HumanSession(
+        dataset=args.dataset,
+        db=args.db,
+        n=args.n,
+        balanced=args.balanced,
+        seed=args.seed,
+        include_pending=args.include_pending,
+    )
+    serve_human(session, host=args.host, port=args.port, console=console)
+    console.print("server stopped; every answer is saved ('--report' prints the results)")
     return 0
 
 

@@ -83,6 +83,10 @@ class HumanSession:
             with self._store():
                 pass
 
+    def open_store(self) -> AnswerStore:
+        """The answer store of this sample (created if missing); the caller closes it."""
+        return self._store()
+
     def _store(self) -> AnswerStore:
         meta = {
             "dataset": str(self.dataset),

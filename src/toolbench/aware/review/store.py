@@ -51,6 +51,7 @@ class Taken(ValueError):
     Browsers resend forms (a double click, a reload, a tab left open past its lease): such a
     late request must not become a second decision on an instance someone already decided."""
 
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
     key TEXT PRIMARY KEY,

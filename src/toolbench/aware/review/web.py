@@ -92,6 +92,7 @@ class ReviewWeb:
         self.db = db if db is not None else default_db_path(self.dataset)
         self.store = ReviewStore(self.db, list(self.by_id), dataset=self.dataset)
         self.guard = Guard(COOKIE, hosts)
+        self._closed = False
         self.results_token = results_token
         self.lease_s = lease_s
         self.reviewers: set[str] = set()
@@ -110,6 +111,9 @@ class ReviewWeb:
 
     def close(self) -> None:
         """Give back every lease a browser reviewer of this server holds, then close."""
+        if self._closed:
+            return
+        self._closed = True
         for reviewer in sorted(self.reviewers):
             self.store.release(reviewer)
         self.store.close()
