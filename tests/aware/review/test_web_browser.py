@@ -1,0 +1,121 @@
+"""The browser review in a real chromium: hostile dataset text stays inert, keys work."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.aware.review.conftest import incomplete_ids
+from tests.aware.review.web_data import HOSTILE, IMG, LINK, NAME, SCRIPT, write_hostile
+from tests.aware.review.webserver import serving
+from toolbench.aware.review.store import ReviewStore, default_db_path
+from toolbench.aware.review.web import ReviewWeb
+from toolbench.aware.review_reasons import REVIEW_REASONS
+from toolbench.aware.schema import read_instances
+
+
+def watch_dialogs(page: Any) -> list[str]:
+    fired: list[str] = []
+
+    def on_dialog(dialog: Any) -> None:
+        fired.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    return fired
+
+
+def sign_in(page: Any, url: str, name: str) -> None:
+    page.set_default_timeout(8000)
+    page.goto(url)
+    page.fill("#name", name)
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+
+
+def press(page: Any, key: str) -> None:
+    """A key that sends a form, waiting for the next page."""
+    with page.expect_navigation():
+        page.keyboard.press(key)
+
+
+def test_hostile_dataset_text_is_inert_and_shown_as_text(tmp_path: Path, browser_page: Any) -> None:
+    ds = write_hostile(tmp_path / "evil.jsonl")
+    web = ReviewWeb(ds)
+    page = browser_page
+    fired = watch_dialogs(page)
+    try:
+        with serving(web.app) as url:
+            sign_in(page, url, NAME)
+            page.wait_for_selector("#instance-id")
+            for details in page.query_selector_all("#apis details"):
+                details.evaluate("d => d.open = true")  # parameters shown too
+            page.hover("#dialogue")  # an onmouseover that escaped its attribute would fire
+            text = page.inner_text("body")
+            instance_id = page.inner_text("#instance-id")
+            scripts = page.eval_on_selector_all("script", "els => els.map(e => e.src)")
+            links = page.eval_on_selector_all("a", "els => els.map(e => e.href)")
+            images = page.query_selector_all("img, svg, iframe, object, embed")
+            xss = page.evaluate("() => window.__xss === undefined ? null : window.__xss")
+            header = page.inner_text("header")
+    finally:
+        web.close()
+    assert fired == [] and xss is None
+    assert scripts == [f"{url}static/keys.js"] and links == [] and images == []
+    for hostile in HOSTILE:
+        assert hostile in text, hostile
+    assert instance_id == f"evil{IMG}~utterance_removal"
+    assert f"in Paris {LINK}" in text and f'"{SCRIPT}"' in text  # provenance, parameters
+    assert NAME in header
+
+
+def test_keys_undo_skip_and_progress(ds: Path, browser_page: Any) -> None:
+    order = incomplete_ids(read_instances(ds))
+    web = ReviewWeb(ds)
+    page = browser_page
+    try:
+        with serving(web.app) as url:
+            sign_in(page, url, "kim")
+            shown = lambda: page.inner_text("#instance-id")  # noqa: E731
+            progress = lambda: page.inner_text("#progress-text")  # noqa: E731
+            assert (shown(), progress()) == (order[0], "0 of 5 reviewed")
+            press(page, "a")
+            assert (shown(), progress()) == (order[1], "1 of 5 reviewed")
+            assert page.inner_text("#notice") == "accepted"
+            page.keyboard.press("r")  # no reason ticked: nothing is sent
+            assert page.is_visible("#reject-hint") and shown() == order[1]
+            page.keyboard.press("1")
+            page.keyboard.press("3")
+            page.keyboard.press("3")  # ticks and unticks
+            page.click("#note")
+            page.keyboard.type("as typed: a r s u")  # keys in the note are text
+            page.keyboard.press("Escape")
+            press(page, "r")
+            assert (shown(), progress()) == (order[2], "2 of 5 reviewed")
+            press(page, "s")
+            assert (shown(), progress()) == (order[3], "2 of 5 reviewed")
+            assert "skipped" in page.inner_text("#notice")
+            press(page, "u")  # undoes the rejection, not the skip
+            assert (shown(), progress()) == (order[1], "1 of 5 reviewed")
+            assert "undone" in page.inner_text("#notice")
+            press(page, "a")
+            assert shown() == order[3]  # what was on screen at the undo, still held
+            press(page, "a")
+            press(page, "a")
+            assert shown() == order[2]  # the skipped one comes back last
+            press(page, "a")
+            assert "Every instance in the queue is reviewed" in page.inner_text("#done")
+            assert page.inner_text("#progress-text") == "5 of 5 reviewed"
+            assert page.is_enabled("#undo")
+    finally:
+        web.close()
+    first_reason = next(iter(REVIEW_REASONS[web.by_id[order[1]].manipulation]))
+    with ReviewStore(default_db_path(ds), list(web.by_id)) as store:
+        events = [(e.instance_id, e.action, e.reasons, e.note) for e in store.events()]
+        assert {d.status for d in store.current_decisions().values()} == {"accepted"}
+    assert events[:4] == [
+        (order[0], "accept", (), ""),
+        (order[1], "reject", (first_reason,), "as typed: a r s u"),
+        (order[2], "skip", (), ""),
+        (order[1], "undo", (), ""),
+    ]
