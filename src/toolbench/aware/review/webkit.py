@@ -253,7 +253,12 @@ def run(app: Any, sock: socket.socket, on_server: Callable[[Any], None] | None =
     server = uvicorn.Server(config)
     if on_server is not None:
         on_server(server)
-    server.run(sockets=[sock])
+    try:
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        # uvicorn shuts down gracefully on Ctrl-C, then raises it again; here Ctrl-C is the
+        # ordinary way to stop, and the caller still has work to do (release leases, export).
+        pass
 
 
 def make_app(routes: list[Any], guard: Guard) -> Any:
