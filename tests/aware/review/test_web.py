@@ -150,7 +150,9 @@ def test_csrf_origin_and_host_checks(web: ReviewWeb) -> None:
     stranger = client_of(web)
     assert stranger.post("/login", data={"csrf": token, "name": "x"}).status_code == 403
     cross = {"origin": "http://evil.example"}
-    assert client.post("/login", data={"csrf": token, "name": "x"}, headers=cross).status_code == 403
+    assert (
+        client.post("/login", data={"csrf": token, "name": "x"}, headers=cross).status_code == 403
+    )
     site = {"sec-fetch-site": "cross-site"}
     assert client.post("/login", data={"csrf": token, "name": "x"}, headers=site).status_code == 403
     same = {"origin": "http://testserver", "sec-fetch-site": "same-origin"}
@@ -200,7 +202,7 @@ def test_hostile_text_is_escaped(tmp_path: Path) -> None:
     assert "&lt;script&gt;window.__xss = 1;" in page
     assert "&lt;img src=x onerror=" in page
     assert page.count("<script") == 1  # only the shipped key-shortcut file
-    assert "<img" not in page and "<svg" not in page and "<a href=\"javascript" not in page
+    assert "<img" not in page and "<svg" not in page and '<a href="javascript' not in page
     assert "href=&#34;javascript:window.__xss = 3" in page
     assert "&lt;b&gt;mallory&lt;/b&gt;" in page
 
@@ -252,7 +254,9 @@ def test_cli_bad_file_flags_and_busy_port(
     assert code == 2 and "0 to 65535" in err
     code, _, err = cli("aware", "verify", str(ds), "--web", "--reviewer", "ann")
     assert code == 2 and "--reviewer does nothing with --web" in err
-    code, _, err = cli("aware", "verify", str(ds), "--web", "--host", "no such host!", "--port", "0")
+    code, _, err = cli(
+        "aware", "verify", str(ds), "--web", "--host", "no such host!", "--port", "0"
+    )
     assert code == 2 and "--host" in err and len(err.strip().splitlines()) == 1
 
 

@@ -7,36 +7,11 @@ from typing import Any
 
 from tests.aware.review.conftest import incomplete_ids
 from tests.aware.review.web_data import HOSTILE, IMG, LINK, NAME, SCRIPT, write_hostile
-from tests.aware.review.webserver import serving
+from tests.aware.review.webserver import press, serving, sign_in, watch_dialogs
 from toolbench.aware.review.store import ReviewStore, default_db_path
 from toolbench.aware.review.web import ReviewWeb
 from toolbench.aware.review_reasons import REVIEW_REASONS
 from toolbench.aware.schema import read_instances
-
-
-def watch_dialogs(page: Any) -> list[str]:
-    fired: list[str] = []
-
-    def on_dialog(dialog: Any) -> None:
-        fired.append(dialog.message)
-        dialog.dismiss()
-
-    page.on("dialog", on_dialog)
-    return fired
-
-
-def sign_in(page: Any, url: str, name: str) -> None:
-    page.set_default_timeout(8000)
-    page.goto(url)
-    page.fill("#name", name)
-    with page.expect_navigation():
-        page.keyboard.press("Enter")
-
-
-def press(page: Any, key: str) -> None:
-    """A key that sends a form, waiting for the next page."""
-    with page.expect_navigation():
-        page.keyboard.press(key)
 
 
 def test_hostile_dataset_text_is_inert_and_shown_as_text(tmp_path: Path, browser_page: Any) -> None:

@@ -48,8 +48,7 @@ class SlowLines(io.StringIO):
 def start_server(ds: Path) -> tuple[subprocess.Popen[str], str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     server = subprocess.Popen(
-        [sys.executable, "-m", "toolbench.cli", "aware", "verify", str(ds), "--web"]
-        + ["--port", "0"],
+        [sys.executable, "-m", "toolbench.cli", "aware", "verify", str(ds), "--web", "--port=0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -108,7 +107,7 @@ def test_two_browsers_and_a_terminal_decide_each_instance_once(
     thread = threading.Thread(target=terminal, args=(ds, out))
     try:
         pages = [browser_page, browser_page.context.browser.new_context().new_page()]
-        for page, name in zip(pages, ("web-a", "web-b")):
+        for page, name in zip(pages, ("web-a", "web-b"), strict=True):
             page.set_default_timeout(15000)
             page.goto(url)
             page.fill("#name", name)

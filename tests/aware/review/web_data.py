@@ -17,10 +17,10 @@ from toolbench.aware.schema import (
 )
 
 SCRIPT = "<script>window.__xss = 1; alert('script ran')</script>"
-IMG = '<img src=x onerror="window.__xss = 2; alert(\'onerror ran\')">'
+IMG = "<img src=x onerror=\"window.__xss = 2; alert('onerror ran')\">"
 LINK = "<a href=\"javascript:window.__xss = 3; alert('link ran')\">open me</a>"
-SVG = "<svg onload=\"window.__xss = 4\"></svg>"
-QUOTES = "\" onmouseover=\"window.__xss = 5\" x=\""
+SVG = '<svg onload="window.__xss = 4"></svg>'
+QUOTES = '" onmouseover="window.__xss = 5" x="'
 HOSTILE = (SCRIPT, IMG, LINK, SVG, QUOTES)
 NAME = "<b>mallory</b><script>window.__xss = 6</script>"
 

@@ -1,4 +1,4 @@
-"""Serve an ASGI app on a free loopback port in a thread, for browser tests."""
+"""Browser-test helpers: serve an ASGI app on a free loopback port in a thread; drive pages."""
 
 from __future__ import annotations
 
@@ -29,3 +29,28 @@ def serving(app: Any) -> Iterator[str]:
         servers[0].should_exit = True
         thread.join(20)
         sock.close()
+
+
+def watch_dialogs(page: Any) -> list[str]:
+    fired: list[str] = []
+
+    def on_dialog(dialog: Any) -> None:
+        fired.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    return fired
+
+
+def sign_in(page: Any, url: str, name: str) -> None:
+    page.set_default_timeout(8000)
+    page.goto(url)
+    page.fill("#name", name)
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+
+
+def press(page: Any, key: str) -> None:
+    """A key that sends a form, waiting for the next page."""
+    with page.expect_navigation():
+        page.keyboard.press(key)

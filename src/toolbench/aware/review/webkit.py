@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import errno
 import hashlib
 import hmac
@@ -253,12 +254,10 @@ def run(app: Any, sock: socket.socket, on_server: Callable[[Any], None] | None =
     server = uvicorn.Server(config)
     if on_server is not None:
         on_server(server)
-    try:
+    # uvicorn shuts down gracefully on Ctrl-C, then raises it again; here Ctrl-C is the
+    # ordinary way to stop, and the caller still has work to do (release leases, export).
+    with contextlib.suppress(KeyboardInterrupt):
         server.run(sockets=[sock])
-    except KeyboardInterrupt:
-        # uvicorn shuts down gracefully on Ctrl-C, then raises it again; here Ctrl-C is the
-        # ordinary way to stop, and the caller still has work to do (release leases, export).
-        pass
 
 
 def make_app(routes: list[Any], guard: Guard) -> Any:

@@ -1,0 +1,187 @@
+"""The human baseline in a browser, server side (starlette's TestClient), and its CLI errors."""
+
+from __future__ import annotations
+
+import html
+import io
+import re
+import socket
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from starlette.testclient import TestClient
+
+from tests.aware.evaluate.test_human import SECRET_WORDS, make_dataset, session
+from tests.aware.review.web_data import csrf_of, login
+from toolbench.aware.evaluate.human import HumanSession
+from toolbench.aware.evaluate.human_store import default_db_path
+from toolbench.aware.evaluate.human_web import HumanWeb
+from toolbench.aware.evaluate.prompts import EXPLICIT_SYSTEM, explicit_user_message
+
+CliResult = tuple[int, str, str]
+
+
+@pytest.fixture
+def ds(tmp_path: Path) -> Path:
+    return make_dataset(tmp_path / "aware.jsonl")
+
+
+@pytest.fixture
+def study(ds: Path) -> HumanSession:
+    return session(ds, n=8)
+
+
+@pytest.fixture
+def web(study: HumanSession) -> Iterator[HumanWeb]:
+    server = HumanWeb(study, hosts=("testserver",), results_token="tok")
+    yield server
+    server.close()
+
+
+def client_of(web: HumanWeb) -> TestClient:
+    return TestClient(web.app, follow_redirects=True)
+
+
+def position(page: str) -> int:
+    found = re.search(r'<h1 id="position">Question (\d+) of \d+</h1>', page)
+    assert found, page[:3000]
+    return int(found.group(1))
+
+
+def answer(client: TestClient, token: str, pos: int, choice: str) -> str:
+    response = client.post("/answer", data={"csrf": token, "position": pos, "choice": choice})
+    assert response.status_code == 200, response.text
+    return response.text
+
+
+def stored(study: HumanSession) -> list[tuple[str, str, str, str | None]]:
+    with study.open_store() as store:
+        return [(e.instance_id, e.annotator, e.action, e.answer) for e in store.events()]
+
+
+def test_the_participant_sees_the_models_text_and_nothing_else(
+    study: HumanSession, web: HumanWeb
+) -> None:
+    client = client_of(web)
+    token = login(client, "ann")
+    seen: list[str] = []
+    for _ in range(len(study.sample.ids)):
+        page = client.get("/answer").text
+        pos = position(page)
+        message = re.search(r'<pre class="message" id="message">(.*?)</pre>', page, re.S)
+        assert message
+        instance = study.sample.instances[pos - 1]
+        assert html.unescape(message.group(1)) == explicit_user_message(instance)
+        instructions = re.search(r'<p class="text" id="instructions">(.*?)</p>', page, re.S)
+        assert instructions and html.unescape(instructions.group(1)) == EXPLICIT_SYSTEM
+        seen.append(page)
+        answer(client, token, pos, "yes")
+    seen.append(client.get("/answer").text)
+    assert "Every question is answered" in seen[-1]
+    for page in seen:
+        lowered = page.lower()
+        for word in SECRET_WORDS:
+            assert word not in lowered, word
+        for instance_id in study.sample.ids:
+            assert instance_id not in page
+
+
+def test_answers_skip_undo_and_progress(study: HumanSession, web: HumanWeb) -> None:
+    client = client_of(web)
+    token = login(client, "ann")
+    order = [study.position[i] for i in study.sample.ids]
+    page = client.get("/answer").text
+    assert position(page) == order[0] and "0 of 8 answered" in page
+    page = answer(client, token, order[0], "yes")
+    assert position(page) == order[1] and "1 of 8 answered" in page
+    page = answer(client, token, order[1], "skip")
+    assert position(page) == order[2] and "skipped" in page
+    page = answer(client, token, order[2], "no")
+    seq = re.search(r'name="seq" value="(\d+)"', page)
+    assert seq and "2 of 8 answered" in page
+    page = client.post("/undo", data={"csrf": token, "seq": seq.group(1)}).text
+    assert position(page) == order[2] and "undone" in page and "1 of 8 answered" in page
+    resent = client.post("/undo", data={"csrf": token, "seq": seq.group(1)}).text
+    assert "nothing to undo" in resent
+    page = answer(client, token, order[0], "no")  # a resent form for an answered one
+    assert "answered by someone else meanwhile" in page
+    ids = study.sample.ids
+    assert stored(study) == [
+        (ids[0], "ann", "answer", "yes"),
+        (ids[1], "ann", "skip", None),
+        (ids[2], "ann", "answer", "no"),
+        (ids[2], "ann", "undo", None),
+    ]
+    with study.open_store() as store:
+        assert all(g.seconds >= 0 for g in store.given())
+
+
+def test_browser_and_terminal_share_the_answer_store(study: HumanSession, web: HumanWeb) -> None:
+    ann, bob = client_of(web), client_of(web)
+    login(ann, "ann")
+    bob_token = login(bob, "bob")
+    first, second = position(ann.get("/answer").text), position(bob.get("/answer").text)
+    assert first != second  # each holds a lease on their own question
+    out = io.StringIO()
+    study.annotate("cat", Console(file=out, width=100), stdin=io.StringIO("y\nq\n"))
+    third = study.position[stored(study)[0][0]]
+    assert third not in (first, second)
+    page = answer(bob, bob_token, second, "no")
+    assert "2 of 8 answered" in page and position(page) not in (first, second, third)
+
+
+def test_bad_forms_and_results_token(study: HumanSession, web: HumanWeb) -> None:
+    client = client_of(web)
+    token = login(client, "ann")
+    pos = position(client.get("/answer").text)
+    for fields, status in (
+        ({"position": "0", "choice": "yes"}, 400),
+        ({"position": "abc", "choice": "yes"}, 400),
+        ({"position": "99", "choice": "yes"}, 400),
+        ({"position": str(pos), "choice": "maybe"}, 400),
+        ({"position": str(pos), "choice": "yes", "csrf": "forged"}, 403),
+    ):
+        response = client.post("/answer", data={"csrf": token, **fields})
+        assert response.status_code == status, fields
+    cross = client.post(
+        "/answer",
+        data={"csrf": token, "position": pos, "choice": "yes"},
+        headers={"origin": "null"},
+    )
+    assert cross.status_code == 403
+    assert stored(study) == []
+    answer(client, token, pos, "yes")
+    assert client.get("/results").status_code == 403
+    assert client.get("/results?token=nope").status_code == 403
+    page = client.get("/results?token=tok").text
+    assert "human baseline" in page and "answered 1 of 8" in page and "annotators" in page
+
+
+# ---- the command line ----
+
+
+def test_cli_errors_are_one_line(tmp_path: Path, ds: Path, cli: Callable[..., CliResult]) -> None:
+    code, _, err = cli("aware", "human", str(tmp_path / "none.jsonl"), "--web", "--port", "0")
+    assert code == 2 and "no such file" in err and len(err.strip().splitlines()) == 1
+    for flag in (["--annotator", "ann"], ["--report"]):
+        code, _, err = cli("aware", "human", str(ds), "--web", *flag)
+        assert code == 2 and f"{flag[0]} does nothing with --web" in err
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        code, _, err = cli("aware", "human", str(ds), "--n", "4", "--web", "--port", str(port))
+    assert code == 2 and "already in use" in err and len(err.strip().splitlines()) == 1
+    assert not default_db_path(ds).exists()
+    # Answers started with other options are refused before serving, as in the terminal.
+    session(ds, n=8).open_store().close()
+    code, _, err = cli("aware", "human", str(ds), "--n", "4", "--web", "--port", "0")
+    assert code == 2 and "belong to another sample" in err and len(err.strip().splitlines()) == 1
+
+
+def test_login_page_has_a_token(web: HumanWeb) -> None:
+    client = client_of(web)
+    assert csrf_of(client.get("/").text)
+    assert client.get("/answer").url.path == "/"
