@@ -118,7 +118,7 @@ class Guard:
         if not body or len(raw) > 1024:
             return None
         try:
-            payload = base64.urlsafe_b64decode(body.encode("ascii"))
+            payload = base64.urlsafe_b64decode(body.encode("ascii") + b"=" * (-len(body) % 4))
         except (binascii.Error, UnicodeEncodeError, ValueError):
             return None
         if not hmac.compare_digest(self._sign(payload), signature):
@@ -132,7 +132,9 @@ class Guard:
 
     def keep(self, response: Response, session: Session) -> Response:
         payload = json.dumps({"name": session.name, "csrf": session.csrf}).encode("utf-8")
-        value = base64.urlsafe_b64encode(payload).decode("ascii") + "." + self._sign(payload)
+        # Unpadded base64url and hex: cookie-safe characters, so the value is never quoted.
+        body = base64.urlsafe_b64encode(payload).decode("ascii").rstrip("=")
+        value = body + "." + self._sign(payload)
         response.set_cookie(
             self.cookie, value, max_age=7 * 86400, httponly=True, samesite="strict", path="/"
         )
