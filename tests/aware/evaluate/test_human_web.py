@@ -185,3 +185,47 @@ def test_login_page_has_a_token(web: HumanWeb) -> None:
     client = client_of(web)
     assert csrf_of(client.get("/").text)
     assert client.get("/answer").url.path == "/"
+
+
+def test_the_command_serves_until_ctrl_c(ds: Path) -> None:
+    """End to end: the real command in its own process, answered over HTTP, stopped by SIGINT."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    import httpx
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    command = ["aware", "human", str(ds), "--n", "4", "--balanced", "--web", "--port=0"]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "toolbench.cli", *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert server.stdout is not None
+        lines = [server.stdout.readline() for _ in range(3)]
+        found = re.search(r"at (http://127\.0\.0\.1:\d+/)", lines[0])
+        token = re.search(r"results\?token=(\S+)", lines[2])
+        assert found and token, lines
+        with httpx.Client(base_url=found.group(1), follow_redirects=True, timeout=30) as client:
+            csrf = csrf_of(client.get("/").text)
+            page = client.post("/login", data={"csrf": csrf, "name": "ann"}).text
+            pos = position(page)
+            page = client.post(
+                "/answer", data={"csrf": csrf_of(page), "position": pos, "choice": "no"}
+            ).text
+            assert "1 of 4 answered" in page
+            assert client.get("/results").status_code == 403
+            results = client.get(f"/results?token={token.group(1)}").text
+            assert "answered 1 of 4" in results
+    finally:
+        server.send_signal(signal.SIGINT)
+        out, err = server.communicate(timeout=60)
+    assert server.returncode == 0, err
+    assert "server stopped; every answer is saved" in out
+    study = session(ds, n=4)
+    assert [(a, e, c) for _, a, e, c in stored(study)] == [("ann", "answer", "no")]

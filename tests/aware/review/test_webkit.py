@@ -85,3 +85,30 @@ def test_any_form_body_is_refused_or_handled_never_a_crash(
                 path, content=content, headers={"content-type": kind}, follow_redirects=False
             )
             assert response.status_code in (303, 400, 403, 413, 415), (path, response.text)
+
+
+def test_templates_and_static_files_ship_in_the_wheel() -> None:
+    """Every page file is matched by a package-data pattern (else installed copies break)."""
+    import fnmatch
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    root = Path(__file__).resolve().parents[3]
+    patterns = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"
+    ]["toolbench"]
+    package = root / "src" / "toolbench"
+    files = [
+        f.relative_to(package).as_posix()
+        for folder in ("templates", "static")
+        for f in (package / "aware" / "review" / folder).iterdir()
+    ]
+    assert files
+    for name in files:
+        assert any(fnmatch.fnmatch(name, pattern) for pattern in patterns), name
+
+
+def test_exposure_is_said_only_off_loopback() -> None:
+    from toolbench.aware.review.webkit import exposure
+
+    assert exposure("127.0.0.1") == "" and exposure("localhost") == ""
+    assert "other machines" in exposure("0.0.0.0")

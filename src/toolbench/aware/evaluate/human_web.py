@@ -39,6 +39,7 @@ from toolbench.aware.review.webkit import (
     LOOPBACK_HOSTS,
     Guard,
     bind,
+    exposure,
     hosts_for,
     make_app,
     one,
@@ -254,7 +255,7 @@ def serve_human(
             f"human baseline on {session.dataset}: {len(web.ids)} instances at {url}\n"
             f"  give that address to the annotators; Ctrl-C stops (answers are saved as given)\n"
             f"  results (for you only, never for annotators): {url}results?token="
-            f"{web.results_token}",
+            f"{web.results_token}" + exposure(host),
             markup=False,
             highlight=False,
             soft_wrap=True,

@@ -42,6 +42,7 @@ from toolbench.aware.review.webkit import (
     LOOPBACK_HOSTS,
     Guard,
     bind,
+    exposure,
     hosts_for,
     make_app,
     one,
@@ -317,7 +318,8 @@ def serve_review(
         console.print(
             f"reviewing {dataset} ({len(web.queue)} instances in the queue) at {url}\n"
             f"  open it in a browser, one tab per reviewer; Ctrl-C stops and exports\n"
-            f"  results (for you, not the reviewers): {url}results?token={web.results_token}",
+            f"  results (for you, not the reviewers): {url}results?token={web.results_token}"
+            + exposure(host),
             markup=False,
             highlight=False,
             soft_wrap=True,

@@ -241,6 +241,16 @@ def hosts_for(host: str) -> tuple[str, ...]:
     return tuple(names)
 
 
+def exposure(host: str) -> str:
+    """A warning line when the server is reachable from other machines; "" on loopback."""
+    if host in LOOPBACK_HOSTS:
+        return ""
+    return (
+        f"\n  note: --host {host} lets other machines reach this page; anyone who can reach it "
+        "can review under any name"
+    )
+
+
 def url_of(sock: socket.socket) -> str:
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
