@@ -139,12 +139,16 @@ def test_bad_forms_and_results_token(study: HumanSession, web: HumanWeb) -> None
     for fields, status in (
         ({"position": "0", "choice": "yes"}, 400),
         ({"position": "abc", "choice": "yes"}, 400),
+        ({"position": "²", "choice": "yes"}, 400),  # a digit to str.isdigit, not to int()
+        ({"position": "9" * 40, "choice": "yes"}, 400),
         ({"position": "99", "choice": "yes"}, 400),
         ({"position": str(pos), "choice": "maybe"}, 400),
         ({"position": str(pos), "choice": "yes", "csrf": "forged"}, 403),
     ):
         response = client.post("/answer", data={"csrf": token, **fields})
         assert response.status_code == status, fields
+    odd = client.post("/undo", data={"csrf": token, "seq": "²"})
+    assert odd.status_code == 200 and "nothing to undo" in odd.text
     cross = client.post(
         "/answer",
         data={"csrf": token, "position": pos, "choice": "yes"},

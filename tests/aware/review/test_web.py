@@ -91,6 +91,8 @@ def test_a_resent_decision_or_undo_is_not_applied_twice(ds: Path, web: ReviewWeb
     client.post("/undo", data={"csrf": token, "seq": seq.group(1)})
     page = client.post("/undo", data={"csrf": token, "seq": seq.group(1)}).text  # resent
     assert "nothing to undo" in page
+    for odd in ("²", "-1", "9" * 40, ""):
+        assert "nothing to undo" in client.post("/undo", data={"csrf": token, "seq": odd}).text
     assert set(decisions(web.dataset)) == {order[0]}
     with ReviewStore(default_db_path(ds), list(web.by_id)) as store:
         assert [e.action for e in store.events()] == ["accept", "accept", "undo"]

@@ -73,14 +73,30 @@ def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fuzzed]:
     assert len(decided) == len(set(decided))  # nothing decided twice, whatever was sent
 
 
+FIELDS = st.dictionaries(
+    st.sampled_from(["instance", "action", "reason", "note", "seq", "name", "csrf", "x"]),
+    st.one_of(
+        st.text(max_size=40),
+        st.sampled_from(
+            ["accept", "reject", "skip", "other", "unnatural", "1", "²"]
+            + [i.id for i in dataset(2) if i.label == "incomplete"]
+        ),
+    ),
+    max_size=5,
+)
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(body=st.binary(max_size=3000), urlencoded=st.booleans())
+@given(body=st.binary(max_size=3000), fields=FIELDS, urlencoded=st.booleans())
 def test_any_form_body_is_refused_or_handled_never_a_crash(
-    fuzzed: Fuzzed, body: bytes, urlencoded: bool
+    fuzzed: Fuzzed, body: bytes, fields: dict[str, str], urlencoded: bool
 ) -> None:
+    from urllib.parse import urlencode
+
     kind = "application/x-www-form-urlencoded" if urlencoded else "text/plain"
+    signed = urlencode({**fields, "csrf": fuzzed.token}).encode()
     for path in ("/decide", "/undo", "/login"):
-        for content in (body, b"csrf=" + fuzzed.token.encode() + b"&" + body):
+        for content in (body, b"csrf=" + fuzzed.token.encode() + b"&" + body, signed):
             response = fuzzed.client.post(
                 path, content=content, headers={"content-type": kind}, follow_redirects=False
             )

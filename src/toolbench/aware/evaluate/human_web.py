@@ -48,6 +48,7 @@ from toolbench.aware.review.webkit import (
     run,
     url_of,
     valid_name,
+    whole_number,
 )
 
 COOKIE = "toolbench_human"
@@ -182,10 +183,10 @@ class HumanWeb:
         session, form = await self.guard.post(request)
         if not session.name:
             return redirect("/")
-        position = one(form, "position")
-        if not position.isdigit() or not 1 <= int(position) <= len(self.ids):
+        position = whole_number(one(form, "position"))
+        if position is None or not 1 <= position <= len(self.ids):
             raise HTTPException(400, "that question is not in this study")
-        instance_id = self.ids[int(position) - 1]
+        instance_id = self.ids[position - 1]
         choice = one(form, "choice")
         if choice not in _DONE:
             raise HTTPException(400, "the answer must be yes, no or skip")
@@ -215,10 +216,10 @@ class HumanWeb:
         session, form = await self.guard.post(request)
         if not session.name:
             return redirect("/")
-        seq = one(form, "seq")
-        if not seq.isdigit() or len(seq) > 18:
+        seq = whole_number(one(form, "seq"))
+        if seq is None:
             return redirect("/answer?n=nothing")
-        event = await run_in_threadpool(self.store.undo, session.name, only=int(seq))
+        event = await run_in_threadpool(self.store.undo, session.name, only=seq)
         return redirect("/answer?n=undone" if event is not None else "/answer?n=nothing")
 
     # ---- for the person running the study ----

@@ -70,7 +70,7 @@ def parse_reasons(text: str, codes: list[str]) -> list[str]:
     for token in re.split(r"[\s,]+", text.strip()):
         if not token:
             continue
-        if token.isdigit() and 1 <= int(token) <= len(codes):
+        if token.isascii() and token.isdigit() and 1 <= int(token) <= len(codes):
             code = codes[int(token) - 1]
         elif token in codes:
             code = token

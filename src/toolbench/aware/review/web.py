@@ -51,6 +51,7 @@ from toolbench.aware.review.webkit import (
     run,
     url_of,
     valid_name,
+    whole_number,
 )
 from toolbench.aware.schema import Instance, read_instances
 
@@ -248,8 +249,7 @@ class ReviewWeb:
         session, form = await self.guard.post(request)
         if not session.name:
             return redirect("/")
-        seq = one(form, "seq")
-        only = int(seq) if seq.isdigit() and len(seq) < 19 else None
+        only = whole_number(one(form, "seq"))
         if only is None:
             return redirect("/review?n=nothing")
         event = await run_in_threadpool(self.store.undo, session.name, self.lease_s, only=only)

@@ -199,6 +199,14 @@ def one(form: Mapping[str, list[str]], field: str, default: str = "") -> str:
     return values[0] if values else default
 
 
+def whole_number(text: str) -> int | None:
+    """A form field as a non-negative int, or None: ASCII digits only (``"²".isdigit()`` is
+    true, and ``int("²")`` raises), at most 18 of them."""
+    if text.isascii() and text.isdigit() and len(text) <= 18:
+        return int(text)
+    return None
+
+
 def error_page(request: Request, exc: Exception) -> Response:
     """HTTP errors as a short page (the message is escaped like everything else)."""
     assert isinstance(exc, HTTPException)
