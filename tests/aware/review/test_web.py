@@ -273,3 +273,23 @@ def test_the_decisions_file_is_the_terminals(tmp_path: Path) -> None:
         assert web.queue == incomplete_ids(instances, pending_only=False)
     finally:
         web.close()
+
+
+def test_a_tab_left_open_past_its_lease_cannot_decide_again(ds: Path) -> None:
+    """ann's lease runs out, bob takes and decides the instance; ann's stale form is refused."""
+    import time
+
+    order = incomplete_ids(read_instances(ds))
+    web = ReviewWeb(ds, hosts=("testserver",), lease_s=0.2)
+    try:
+        ann, bob = client_of(web), client_of(web)
+        ann_token, bob_token = login(ann, "ann"), login(bob, "bob")
+        assert shown_id(ann.get("/review").text) == order[0]
+        time.sleep(0.3)
+        assert shown_id(bob.get("/review").text) == order[0]
+        decide(bob, bob_token, order[0], "reject", reason=["other"], note="bob's call")
+        page = decide(ann, ann_token, order[0], "accept")
+        assert "decided or taken by someone else" in page
+    finally:
+        web.close()
+    assert decisions(ds) == {order[0]: ("rejected", "bob", ("other",), "bob's call")}
