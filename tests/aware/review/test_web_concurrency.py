@@ -29,7 +29,7 @@ from toolbench.aware.review.store import ReviewStore, default_db_path
 from toolbench.aware.review.terminal import run_review
 from toolbench.aware.schema import read_instances, write_instances
 
-PAIRS = 12  # 24 instances to review
+PAIRS = 7  # 14 instances to review
 BROWSER_KEYS = ["a", "r", "s", "a", "u", "a", "r", "a"]
 TERMINAL_LINES = ["a", "r", "1", "", "s", "u", "a", "r", "2", "why not", "a"] * 3
 

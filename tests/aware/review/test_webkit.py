@@ -86,7 +86,7 @@ FIELDS = st.dictionaries(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(body=st.binary(max_size=3000), fields=FIELDS, urlencoded=st.booleans())
 def test_any_form_body_is_refused_or_handled_never_a_crash(
     fuzzed: Fuzzed, body: bytes, fields: dict[str, str], urlencoded: bool
