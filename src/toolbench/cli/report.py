@@ -79,7 +79,7 @@ def command_report(args: argparse.Namespace, console: Console) -> int:
     task_runs = [r for r, k in zip(runs, kinds, strict=True) if k != "aware"]
     aware_runs = [r for r, k in zip(runs, kinds, strict=True) if k == "aware"]
     grids = _all_grids(task_runs, aware_runs, reference)
-    _write_exports(args, grids, runs, console)
+    _write_exports(args, grids, runs, reference, console)
     if args.json:
         print(json.dumps(_json(runs, kinds, reference), indent=2))
         return 0
@@ -99,7 +99,7 @@ def _all_grids(task_runs: list[Any], aware_runs: list[Any], reference: Any) -> l
 
 
 def _write_exports(
-    args: argparse.Namespace, grids: list[Any], runs: list[Any], console: Console
+    args: argparse.Namespace, grids: list[Any], runs: list[Any], reference: Any, console: Console
 ) -> None:
     from toolbench.report.tables import to_csv, to_markdown
 
@@ -112,7 +112,7 @@ def _write_exports(
     if args.html is not None:
         from toolbench.report.html import write_report
 
-        size = write_report(runs, grids, args.html)
+        size = write_report(runs, reference, args.html)
         console.print(f"wrote {args.html} ({size / 1e6:.2f} MB)", markup=False, highlight=False)
 
 

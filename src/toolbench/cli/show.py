@@ -195,8 +195,10 @@ def _print_gold(record: dict[str, Any], view: Any, console: Console) -> None:
 
 
 def _print_steps(record: dict[str, Any], console: Console) -> None:
-    calls = record.get("calls") if isinstance(record.get("calls"), list) else []
-    trace = record.get("trace") if isinstance(record.get("trace"), list) else []
+    from toolbench.report import golds
+
+    calls = golds.as_list(record.get("calls"))
+    trace = golds.as_list(record.get("trace"))
     if (
         len(calls) <= 1
         and not trace

@@ -121,7 +121,8 @@ def view_of(source: TaskSource, sample_id: str, record: dict[str, Any]) -> Sampl
     sample = source.samples.get(sample_id)
     if sample is None or source.prompter is None:
         return None
-    epoch = record.get("epoch") if isinstance(record.get("epoch"), int) else 0
+    raw_epoch = record.get("epoch")
+    epoch = raw_epoch if isinstance(raw_epoch, int) else 0
     try:
         request = source.prompter.request(sample, epoch)
     except (UserError, OSError, ValueError) as exc:
@@ -146,6 +147,16 @@ def closest_label(record: dict[str, Any], labels: tuple[str, ...]) -> int | None
     if isinstance(index, int) and not isinstance(index, bool) and 0 <= index < len(labels):
         return index
     return 0 if labels else None
+
+
+def as_list(value: Any) -> list[Any]:
+    """A record field that should be a list, or [] (records are read, not trusted)."""
+    return value if isinstance(value, list) else []
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """A record field that should be an object, or {}."""
+    return value if isinstance(value, dict) else {}
 
 
 def state_of(value: Any) -> dict[str, Any] | None:

@@ -95,10 +95,10 @@ def side_by_side(runs: Sequence[LoadedRun]) -> Grid:
     tasks = sorted({task for s in summaries for task in s})
     columns = columns_of(runs)
     for task in tasks:
-        grid.rows.append(
-            [task, "n (scored/model err/infra err)"]
-            + [counts_text(s[task]["counts"]) if task in s else "-" for s in summaries]
-        )
+        counts: list[Cell] = [
+            counts_text(s[task]["counts"]) if task in s else "-" for s in summaries
+        ]
+        grid.rows.append([task, "n (scored/model err/infra err)", *counts])
         for metric in columns:
             cells: list[Cell] = [s.get(task, {}).get(metric, "-") for s in summaries]
             if any(isinstance(c, Estimate) for c in cells):
