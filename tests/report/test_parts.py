@@ -116,7 +116,10 @@ def _payload(page: str) -> dict:
     return json.loads(gzip.decompress(base64.b64decode(packed.group(1))))
 
 
-HOSTILE = '</script><script>alert(1)</script><img src=x onerror="alert(2)"><a href="javascript:alert(3)">x</a>'
+HOSTILE = (
+    '</script><script>alert(1)</script><img src=x onerror="alert(2)">'
+    '<a href="javascript:alert(3)">x</a>'
+)
 
 
 def test_page_escapes_hostile_text_and_allows_only_its_own_script(tmp_path: Path) -> None:
