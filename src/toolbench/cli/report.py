@@ -71,10 +71,12 @@ def command_report(args: argparse.Namespace, console: Console) -> int:
     runs = tables.load_runs(args.runs, args.allow_modified)
     kinds = [run.info.get("kind", "tasks") for run in runs]
     reference = _reference(runs, args.reference)
-    if len(runs) == 2 and kinds[0] != kinds[1]:
-        raise UserError(
-            f"cannot compare {runs[0].folder} ({kinds[0]}) with {runs[1].folder} ({kinds[1]}): "
-            "a paired difference needs two runs of the same kind"
+    if len(runs) == 2 and kinds[0] != kinds[1]:  # each is shown; no difference is taken
+        console.print(
+            f"no paired difference: {runs[0].folder} is a {kinds[0]} run and {runs[1].folder} "
+            f"a {kinds[1]} run",
+            style="yellow",
+            markup=False,
         )
     task_runs = [r for r, k in zip(runs, kinds, strict=True) if k != "aware"]
     aware_runs = [r for r, k in zip(runs, kinds, strict=True) if k == "aware"]
@@ -130,7 +132,7 @@ def _render_terminal(
             aware.render_aware(run, console)
     for grid in task_grids(task_runs, reference if reference in task_runs else None):
         render_rich(grid, console)
-    if len(runs) == 2 and kinds[0] == "aware":
+    if len(runs) == 2 and kinds == ["aware", "aware"]:
         other = runs[1] if reference is runs[0] else runs[0]
         aware.render_aware_comparison(reference, other, console)
 
@@ -144,7 +146,7 @@ def _json(runs: list[Any], kinds: list[str], reference: Any) -> dict[str, Any]:
     for run, kind in zip(runs, kinds, strict=True):
         if kind == "aware":
             result["runs"][str(run.folder)] = aware.aware_json(run)
-    if len(runs) == 2:
+    if len(runs) == 2 and kinds[0] == kinds[1]:
         other = runs[1] if reference is runs[0] else runs[0]
         if kinds[0] == "aware":
             result["difference"] = aware.aware_comparison_json(reference, other)

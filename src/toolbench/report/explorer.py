@@ -182,6 +182,8 @@ def _record(
     view = golds.view_of(source, str(r["id"]), r)
     if view is None:
         entry["note"] = source.problem or "this sample is not in the task data any more"
+        if r.get("details"):
+            entry["det"] = _cut(r["details"], 4000)
         return entry
     entry["q"], entry["p"] = texts.add(_cut(view.query)), texts.add(_cut(view.prompt, 60_000))
     entry["pm"] = view.prompt_matches

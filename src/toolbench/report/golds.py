@@ -68,6 +68,9 @@ def load_source(run: LoadedRun, task_name: str, cache_dir: Path | None) -> TaskS
     source = TaskSource(task_name)
     config = _config(run)
     task = TASKS.get(task_name)
+    if run.info.get("kind") == "aware":
+        source.problem = "an awareness instance: its dialogue and APIs are in the details"
+        return source
     if task is None or config is None:
         source.problem = (
             f"task {task_name!r} is not registered here"

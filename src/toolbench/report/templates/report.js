@@ -136,6 +136,7 @@
     box.appendChild(el("p", verdict, "ok-" + String(r.ok)));
     if (r.note) box.appendChild(el("p", r.note, "warn"));
     if (r.q !== undefined) section(box, "query", text(r.q));
+    if (r.det !== undefined) section(box, "details", r.det);
     if (r.msg) section(box, "message", r.msg);
     section(box, "prediction", r.pred);
     if (r.gl !== undefined) section(box, "closest gold (label " + (r.gl + 1) + " of " + r.g.length + ")", text(r.g[r.gl]));
