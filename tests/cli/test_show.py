@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -109,9 +108,7 @@ def test_selection_and_bad_flags(cli: Cli, runs: dict[str, Path]) -> None:
         assert all(w in err for w in words), err
 
 
-def test_changed_task_data_is_said(
-    cli: Cli, runs: dict[str, Path], tmp_path: Path, monkeypatch: Any
-) -> None:
+def test_changed_task_data_is_said(cli: Cli, runs: dict[str, Path], tmp_path: Path) -> None:
     """A run whose data digest no longer matches says so instead of showing a wrong gold."""
     import shutil
 
