@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
+import io
 import json
 import re
 import zlib
@@ -145,3 +146,52 @@ def test_page_escapes_hostile_text_and_allows_only_its_own_script(tmp_path: Path
     assert by_id["0"]["pred"] == HOSTILE and by_id["0"]["msg"] == HOSTILE
     assert by_id["1"]["img"]["before"].startswith("data:image/png;base64,")
     assert "task 't<b>' is not registered" in by_id["0"]["note"]
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**62), 2**62) | st.floats(allow_nan=False)
+    | st.text(max_size=40),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)  # fmt: skip
+hostile_records = st.fixed_dictionaries(
+    {
+        # Tasks with no data here: loading real data per example is the CLI tests' job.
+        "task": st.sampled_from(["nope", "<b>x</b>"]),
+        "id": st.one_of(st.text(max_size=12), st.integers(0, 10**6)),
+        "epoch": st.integers(0, 3),
+        "status": st.sampled_from(["scored", "model_error", "infra_error"]),
+        "success": st.sampled_from([True, False, None]),
+        "metrics": st.dictionaries(st.text(max_size=10), st.none() | st.floats(-1e9, 1e9)),
+        "message": st.text(max_size=60),
+        "details": st.dictionaries(st.sampled_from(["state", "closest_label", "images", "x"]),
+                                   json_values, max_size=3),
+        "prediction": json_values,
+        "calls": json_values,
+        "trace": json_values,
+        "images": json_values,
+    }
+)  # fmt: skip
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(hostile_records, min_size=1, max_size=4))
+def test_any_record_shape_reaches_the_explorer_and_show(records: list[dict]) -> None:
+    """Whatever a record's unchecked fields hold (any JSON where a list, text or mapping is
+    expected), the explorer data and ``show`` handle it: no exception, bounded output."""
+    import tempfile
+
+    from rich.console import Console
+
+    from toolbench.cli.show import _print_record
+    from toolbench.report import golds
+
+    with tempfile.TemporaryDirectory() as folder:
+        run = LoadedRun(make_run(Path(folder) / "run", records))
+        data = explorer.explorer_data([run], None)
+        explorer.pack(data)
+        console = Console(file=io.StringIO(), width=100)
+        for r in run.records:
+            _print_record(r, golds.TaskSource(r["task"], problem="no data"), console, True)
+    assert len(data["records"]) == len(records)

@@ -73,7 +73,9 @@ def forest(
         axes.set_title(title[:80], fontsize=9)
         axes.grid(axis="x", color="#dddddd", linewidth=0.6)
         _legend(axes, sorted({p.series for p in shown}), series_names)
-        figure.tight_layout()
+        # Fixed margins in inches (labels left, legend right): tight_layout would draw the
+        # figure once more only to measure it, doubling the cost of each plot.
+        figure.subplots_adjust(left=0.19, right=0.70, top=1 - 0.32 / height, bottom=0.4 / height)
         buffer = io.BytesIO()
         figure.savefig(buffer, format="svg", metadata={"Date": None})
     return "data:image/svg+xml;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
