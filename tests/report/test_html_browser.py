@@ -161,12 +161,15 @@ def test_report_in_the_browser(browser_page: Any, report: dict[str, Any]) -> Non
 
 
 def test_before_after_images_are_shown(browser_page: Any, tmp_path: Path) -> None:
-    """A record naming images relative to its run folder (as tabletop's will) shows them;
-    one pointing outside the folder is refused with its reason."""
+    """A record naming images relative to its run folder (as tabletop's will) shows them, with
+    its model calls and step trace; an image outside the folder is refused with its reason."""
     folder = tmp_path / "tabletop-run"
     records = [
         record("tabletop_like", "7", False,
-               images={"before": "images/7-before.png", "after": "images/7-after.png"}),
+               images={"before": "images/7-before.png", "after": "images/7-after.png"},
+               calls=[{"step": "plan", "text": "pick(red_block)"},
+                      {"step": "act", "text": "", "tool_calls": [{"name": "place"}]}],
+               trace=[{"observation": "<b>red_block held</b>"}]),
         record("tabletop_like", "8", False, images={"before": "../outside.png"}),
     ]  # fmt: skip
     make_run(folder, records)
@@ -184,6 +187,9 @@ def test_before_after_images_are_shown(browser_page: Any, tmp_path: Path) -> Non
     assert images.count() == 2
     widths = images.evaluate_all("imgs => imgs.map(i => i.naturalWidth)")
     assert widths == [6, 8]
+    detail = browser_page.locator("#detail").text_content()
+    assert "call 1: plan" in detail and "call 2: act" in detail and '"name": "place"' in detail
+    assert '{"observation": "<b>red_block held</b>"}' in detail  # the step trace, as text
     browser_page.locator('#samples tbody tr[data-id="8"]').click()
     assert "outside the run folder" in browser_page.locator("#detail .images").inner_text()
     assert attempted == []
