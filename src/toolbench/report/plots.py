@@ -49,14 +49,14 @@ def forest(
         figure = Figure(figsize=(6.4, height))
         FigureCanvasSVG(figure)
         axes = figure.add_subplot()
-        for y_pos, point in rows:
-            e, color = point.estimate, PALETTE[point.series % len(PALETTE)]
+        for series in sorted({p.series for _, p in rows}):  # one artist per run, not per row
+            mine = [(y_pos, p.estimate) for y_pos, p in rows if p.series == series]
             axes.errorbar(
-                [e.mean],
-                [y_pos],
-                xerr=[[e.mean - e.low], [e.high - e.mean]],
+                [e.mean for _, e in mine],
+                [y_pos for y_pos, _ in mine],
+                xerr=[[e.mean - e.low for _, e in mine], [e.high - e.mean for _, e in mine]],
                 fmt="o",
-                color=color,
+                color=PALETTE[series % len(PALETTE)],
                 markersize=4,
                 capsize=3,
                 linewidth=1.2,
