@@ -54,7 +54,7 @@ lines = st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), m
                  .map(lambda s: "".join(s.splitlines())), max_size=12)  # fmt: skip
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(lines, lines)
 def test_text_diff_holds_both_texts(gold: list[str], predicted: list[str]) -> None:
     out = diff.text_diff("\n".join(predicted), "\n".join(gold))
