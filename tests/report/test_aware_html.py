@@ -33,8 +33,9 @@ def test_awareness_tables_in_html_and_csv(cli: Cli, tmp_path: Path) -> None:
     page, table = tmp_path / "r.html", tmp_path / "r.csv"
     code, out, err = cli("report", str(run), str(tasks), "--html", str(page), "--csv", str(table))
     assert code == 0, err
-    assert "no paired difference" in out and "aware run" in out
-    _, js, _ = cli("report", str(run), "--json")
+    assert "no paired difference" in out and "runs of different kinds" in out
+    _, js, err = cli("report", str(run), str(tasks), "--json", "--markdown", str(tmp_path / "m"))
+    assert "runs of different kinds" in err and "wrote" in err  # stdout is the JSON alone
     rows = json.loads(js)["runs"][str(run)]["rows"]
     explicit = next(r for r in rows if r["task"] == "aware-explicit-0shot"
                     and r["source"] == "all" and r["manipulation"] == "all")  # fmt: skip

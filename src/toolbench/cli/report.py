@@ -71,17 +71,20 @@ def command_report(args: argparse.Namespace, console: Console) -> int:
     runs = tables.load_runs(args.runs, args.allow_modified)
     kinds = [run.info.get("kind", "tasks") for run in runs]
     reference = _reference(runs, args.reference)
+    # With --json, stdout is the JSON document alone: notes go to stderr.
+    notes = Console(stderr=True, width=console.width) if args.json else console
     if len(runs) == 2 and kinds[0] != kinds[1]:  # each is shown; no difference is taken
-        console.print(
-            f"no paired difference: {runs[0].folder} is a {kinds[0]} run and {runs[1].folder} "
-            f"a {kinds[1]} run",
+        notes.print(
+            f"no paired difference: {runs[0].folder} ({kinds[0]}) and {runs[1].folder} "
+            f"({kinds[1]}) are runs of different kinds",
             style="yellow",
             markup=False,
         )
     task_runs = [r for r, k in zip(runs, kinds, strict=True) if k != "aware"]
     aware_runs = [r for r, k in zip(runs, kinds, strict=True) if k == "aware"]
-    grids = _all_grids(task_runs, aware_runs, reference)
-    _write_exports(args, grids, runs, reference, console)
+    if args.csv or args.markdown or args.html:
+        grids = _all_grids(task_runs, aware_runs, reference)
+        _write_exports(args, grids, runs, reference, notes)
     if args.json:
         print(json.dumps(_json(runs, kinds, reference), indent=2))
         return 0
