@@ -102,17 +102,6 @@ def _add_prompt_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_report_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
-    report = sub.add_parser("report", help="metrics with 95%% CIs; paired difference of two runs")
-    report.add_argument("runs", nargs="+", type=Path)
-    report.add_argument("--json", action="store_true", help="print JSON instead of tables")
-    report.add_argument(
-        "--allow-modified",
-        action="store_true",
-        help="report a run whose log was modified after it was written (with a warning)",
-    )
-
-
 def _add_run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     run = sub.add_parser("run", help="evaluate a model on one or more tasks")
     run.add_argument("tasks", help="comma-separated task names, e.g. home_search,booking")
@@ -185,7 +174,11 @@ def build_parser() -> argparse.ArgumentParser:
     prompt.add_argument("--sample", required=True, help="sample id (line number for original data)")
     _add_prompt_flags(prompt)
 
-    _add_report_parser(sub)
+    from toolbench.cli.report import add_report_parser
+    from toolbench.cli.show import add_show_parser
+
+    add_report_parser(sub)
+    add_show_parser(sub)
 
     data = sub.add_parser("data", help="generate our datasets")
     data_sub = data.add_subparsers(dest="data_command", required=True, parser_class=_Parser)
@@ -222,6 +215,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from toolbench.cli.report import command_report
 
             return command_report(args, console)
+        if args.command == "show":
+            from toolbench.cli.show import command_show
+
+            return command_show(args, console, _default_cache_dir())
         if args.command == "data":
             from toolbench.cli.data import command_generate
 

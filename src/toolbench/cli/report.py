@@ -1,39 +1,165 @@
-"""``toolbench report``: metrics with intervals per run, and paired differences of two runs."""
+"""``toolbench report``: metrics with intervals per run (one side-by-side table for three or
+more runs), paired differences against a reference run, and exports (HTML, CSV, Markdown)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
 from toolbench.errors import UserError
 
 
+def add_report_parser(sub: Any) -> None:
+    report = sub.add_parser(
+        "report",
+        help="metrics with 95%% CIs; paired differences; HTML report; CSV/Markdown exports",
+    )
+    report.add_argument("runs", nargs="+", type=Path)
+    report.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    report.add_argument(
+        "--allow-modified",
+        action="store_true",
+        help="report a run whose log was modified after it was written (with a warning)",
+    )
+    report.add_argument(
+        "--reference",
+        type=Path,
+        help="the run paired differences are taken against (one of RUNS; default: the first)",
+    )
+    report.add_argument(
+        "--html", type=Path, metavar="FILE", help="write one self-contained HTML report here"
+    )
+    report.add_argument("--csv", type=Path, metavar="FILE", help="write every table as CSV")
+    report.add_argument(
+        "--markdown", type=Path, metavar="FILE", help="write every table as Markdown"
+    )
+
+
+def _reference(runs: Sequence[Any], wanted: Path | None) -> Any:
+    if wanted is None:
+        return runs[0]
+    for run in runs:
+        if run.folder.resolve() == wanted.resolve():
+            return run
+    raise UserError(
+        f"--reference {wanted}: not one of the runs being reported; name one of "
+        + ", ".join(str(run.folder) for run in runs)
+    )
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """An output path that is a folder, or whose folder is missing, is refused before any work."""
+    for flag in ("html", "csv", "markdown"):
+        path: Path | None = getattr(args, flag)
+        if path is None:
+            continue
+        if path.is_dir():
+            raise UserError(f"--{flag} {path}: is a folder; name a file to write")
+        if not path.parent.is_dir():
+            raise UserError(f"--{flag} {path}: folder {path.parent} does not exist; create it")
+
+
 def command_report(args: argparse.Namespace, console: Console) -> int:
+    from toolbench.report import summary as tables
+
+    _check_outputs(args)
+    runs = tables.load_runs(args.runs, args.allow_modified)
+    kinds = [run.info.get("kind", "tasks") for run in runs]
+    reference = _reference(runs, args.reference)
+    # With --json, stdout is the JSON document alone: notes go to stderr.
+    notes = Console(stderr=True, width=console.width) if args.json else console
+    if len(runs) == 2 and kinds[0] != kinds[1]:  # each is shown; no difference is taken
+        notes.print(
+            f"no paired difference: {runs[0].folder} ({kinds[0]}) and {runs[1].folder} "
+            f"({kinds[1]}) are runs of different kinds",
+            style="yellow",
+            markup=False,
+        )
+    task_runs = [r for r, k in zip(runs, kinds, strict=True) if k != "aware"]
+    aware_runs = [r for r, k in zip(runs, kinds, strict=True) if k == "aware"]
+    if args.csv or args.markdown or args.html:
+        grids = _all_grids(task_runs, aware_runs, reference)
+        _write_exports(args, grids, runs, reference, notes)
+    if args.json:
+        print(json.dumps(_json(runs, kinds, reference), indent=2))
+        return 0
+    _render_terminal(runs, kinds, task_runs, reference, console)
+    return 0
+
+
+def _all_grids(task_runs: list[Any], aware_runs: list[Any], reference: Any) -> list[Any]:
+    from toolbench.report.aware_tables import aware_grids
+    from toolbench.report.tables import task_grids
+
+    task_reference = reference if reference in task_runs else None
+    grids = task_grids(task_runs, task_reference)
+    for run in aware_runs:
+        grids += aware_grids(run)
+    return grids
+
+
+def _write_exports(
+    args: argparse.Namespace, grids: list[Any], runs: list[Any], reference: Any, console: Console
+) -> None:
+    from toolbench.report.tables import to_csv, to_markdown
+
+    if args.csv is not None:
+        args.csv.write_text(to_csv(grids), encoding="utf-8")
+        console.print(f"wrote {args.csv}", markup=False, highlight=False)
+    if args.markdown is not None:
+        args.markdown.write_text(to_markdown(grids), encoding="utf-8")
+        console.print(f"wrote {args.markdown}", markup=False, highlight=False)
+    if args.html is not None:
+        from toolbench.report.html import write_report
+
+        size = write_report(runs, reference, args.html)
+        console.print(f"wrote {args.html} ({size / 1e6:.2f} MB)", markup=False, highlight=False)
+
+
+def _render_terminal(
+    runs: list[Any], kinds: list[str], task_runs: list[Any], reference: Any, console: Console
+) -> None:
+    from toolbench.aware.evaluate import summary as aware
+    from toolbench.report import summary as tables
+    from toolbench.report.tables import render_rich, task_grids
+
+    for run in runs:
+        tables.render_checks(run, console)
+    for run, kind in zip(runs, kinds, strict=True):
+        if kind == "aware":
+            aware.render_aware(run, console)
+    for grid in task_grids(task_runs, reference if reference in task_runs else None):
+        render_rich(grid, console)
+    if len(runs) == 2 and kinds == ["aware", "aware"]:
+        other = runs[1] if reference is runs[0] else runs[0]
+        aware.render_aware_comparison(reference, other, console)
+
+
+def _json(runs: list[Any], kinds: list[str], reference: Any) -> dict[str, Any]:
     from toolbench.aware.evaluate import summary as aware
     from toolbench.report import summary as tables
 
-    runs = tables.load_runs(args.runs, args.allow_modified)
-    kinds = [run.info.get("kind", "tasks") for run in runs]
-    if len(runs) == 2 and kinds[0] != kinds[1]:
-        raise UserError(
-            f"cannot compare {runs[0].folder} ({kinds[0]}) with {runs[1].folder} ({kinds[1]}): "
-            "a paired difference needs two runs of the same kind"
-        )
-    if args.json:
-        result = tables.report_json([r for r, k in zip(runs, kinds, strict=True) if k != "aware"])
-        for run, kind in zip(runs, kinds, strict=True):
-            if kind == "aware":
-                result["runs"][str(run.folder)] = aware.aware_json(run)
-        if len(runs) == 2 and kinds[0] == "aware":
-            result["difference"] = aware.aware_comparison_json(runs[0], runs[1])
-        print(json.dumps({**result, **tables.checks_json(runs)}, indent=2))
-        return 0
+    task_runs = [r for r, k in zip(runs, kinds, strict=True) if k != "aware"]
+    result = tables.report_json(task_runs)
     for run, kind in zip(runs, kinds, strict=True):
-        tables.render_checks(run, console)
-        (aware.render_aware if kind == "aware" else tables.render_summary)(run, console)
-    if len(runs) == 2:
-        compare = aware.render_aware_comparison if kinds[0] == "aware" else tables.render_comparison
-        compare(runs[0], runs[1], console)
-    return 0
+        if kind == "aware":
+            result["runs"][str(run.folder)] = aware.aware_json(run)
+    if len(runs) == 2 and kinds[0] == kinds[1]:
+        other = runs[1] if reference is runs[0] else runs[0]
+        if kinds[0] == "aware":
+            result["difference"] = aware.aware_comparison_json(reference, other)
+        else:
+            result["difference"] = tables.difference_json(reference, other)
+    elif len(task_runs) > 2:
+        result["differences"] = {
+            str(run.folder): tables.difference_json(reference, run)
+            for run in task_runs
+            if run is not reference
+        }
+        result["reference"] = str(reference.folder)
+    return {**result, **tables.checks_json(runs)}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -15,8 +16,21 @@ class Estimate:
     high: float
     n: int
 
+    @property
+    def defined(self) -> bool:
+        """False for an estimate over nothing (or of an undefined value): shown as ``-``."""
+        return self.n > 0 and self.mean == self.mean
+
     def fmt(self, digits: int = 3) -> str:
+        if not self.defined:
+            return "-"
         return f"{self.mean:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}]"
+
+
+def seed_for(name: str) -> int:
+    """A resampling seed from a name (a task's): an interval then depends only on that task's
+    values, not on which other tasks share the run or in which order they were written."""
+    return int.from_bytes(hashlib.sha256(name.encode("utf-8", "replace")).digest()[:8], "big")
 
 
 def bootstrap_mean(

@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
 from toolbench.errors import UserError
-from toolbench.report.bootstrap import Estimate, bootstrap_mean, paired_difference
+from toolbench.report.bootstrap import Estimate, bootstrap_mean, paired_difference, seed_for
 from toolbench.runner.chain import MODIFIED
 from toolbench.runner.metrics import counts_of
 from toolbench.runner.store import SAMPLES_FILE, load_log, read_run_info
@@ -53,8 +52,22 @@ def columns_of(runs: Sequence[LoadedRun]) -> tuple[str, ...]:
     return tuple(m for m in seen if m in wanted)
 
 
+def id_order(key: str) -> tuple[int, int, str]:
+    """Sample ids in a fixed order (numbers numerically, then names), whatever order the
+    samples finished in: the bootstrap must see the same values in the same order."""
+    return (0, int(key), "") if key.isdigit() and len(key) < 19 else (1, 0, key)
+
+
 def per_sample_values(records: Sequence[dict[str, Any]], metric: str) -> dict[str, float]:
-    """Sample id -> metric value averaged over epochs (infra errors left out)."""
+    """Sample id -> metric value averaged over epochs (infra errors left out), in id order.
+
+    A per-sample metric (not success or crash rate) that no record of the task holds is not
+    the task's: then nothing is returned and tables show ``-``, rather than scoring crashed
+    samples 0 on a metric the task never had."""
+    if metric not in ("success_rate", "crash_rate") and not any(
+        metric in (r.get("metrics") or {}) for r in records
+    ):
+        return {}
     sums: dict[str, list[float]] = defaultdict(list)
     for r in records:
         if r["status"] == "infra_error":
@@ -69,7 +82,7 @@ def per_sample_values(records: Sequence[dict[str, Any]], metric: str) -> dict[st
                 continue
             value = float(raw or 0.0)
         sums[str(r["id"])].append(value)
-    return {key: sum(v) / len(v) for key, v in sums.items()}
+    return {key: sum(sums[key]) / len(sums[key]) for key in sorted(sums, key=id_order)}
 
 
 class LoadedRun:
@@ -158,7 +171,7 @@ def summarize(run: LoadedRun) -> dict[str, dict[str, Any]]:
         for metric in metric_names(run, task):
             values = per_sample_values(records, metric)
             if values:
-                entry[metric] = bootstrap_mean(list(values.values()))
+                entry[metric] = bootstrap_mean(list(values.values()), seed=seed_for(task))
         out[task] = entry
     return out
 
@@ -171,59 +184,32 @@ def compare(a: LoadedRun, b: LoadedRun) -> dict[str, dict[str, Estimate]]:
         for metric in metric_names(b, task):
             va = per_sample_values(a.by_task[task], metric)
             vb = per_sample_values(b.by_task[task], metric)
-            common = sorted(set(va) & set(vb))
+            common = sorted(set(va) & set(vb), key=id_order)
             if common:
-                entry[metric] = paired_difference([va[k] for k in common], [vb[k] for k in common])
+                entry[metric] = paired_difference(
+                    [va[k] for k in common], [vb[k] for k in common], seed=seed_for(task)
+                )
         out[task] = entry
     return out
 
 
-def render_summary(run: LoadedRun, console: Console) -> None:
-    config = run.info.get("config")
-    model = str(config.get("model", "?"))[:200] if isinstance(config, dict) else "?"
-    table = Table(title=f"{run.label}  ({model})")
-    table.add_column("task")
-    table.add_column("n (scored / model err / infra err)")
-    columns = columns_of([run])
-    for metric in columns:
-        table.add_column(f"{metric} [95% CI]")
-    for task, entry in summarize(run).items():
-        c = entry["counts"]
-        row = [
-            task,
-            f"{c['scored'] + c['model_error']} "
-            f"({c['scored']}/{c['model_error']}/{c['infra_error']})",
-        ]
-        row += [entry[m].fmt() if m in entry else "-" for m in columns]
-        table.add_row(*row)
-    console.print(table)
-
-
-def render_comparison(a: LoadedRun, b: LoadedRun, console: Console) -> None:
-    table = Table(title=f"paired difference: {b.label} - {a.label}")
-    table.add_column("task")
-    table.add_column("n paired")
-    columns = columns_of([a, b])
-    for metric in columns:
-        table.add_column(f"Δ {metric} [95% CI]")
-    for task, entry in compare(a, b).items():
-        n = next(iter(entry.values())).n if entry else 0
-        table.add_row(task, str(n), *[entry[m].fmt() if m in entry else "-" for m in columns])
-    console.print(table)
+def _est(e: Estimate) -> dict[str, float]:
+    return {"mean": e.mean, "low": e.low, "high": e.high, "n": e.n}
 
 
 def report_json(runs: Sequence[LoadedRun]) -> dict[str, Any]:
-    def est(e: Estimate) -> dict[str, float]:
-        return {"mean": e.mean, "low": e.low, "high": e.high, "n": e.n}
-
     result: dict[str, Any] = {"runs": {}}
     for run in runs:
         result["runs"][str(run.folder)] = {
-            task: {k: (est(v) if isinstance(v, Estimate) else v) for k, v in entry.items()}
+            task: {k: (_est(v) if isinstance(v, Estimate) else v) for k, v in entry.items()}
             for task, entry in summarize(run).items()
         }
-    if len(runs) == 2:
-        result["difference"] = {
-            task: {m: est(e) for m, e in entry.items()} for task, entry in compare(*runs).items()
-        }
     return result
+
+
+def difference_json(reference: LoadedRun, run: LoadedRun) -> dict[str, Any]:
+    """Task -> metric -> interval of (run - reference)."""
+    return {
+        task: {m: _est(e) for m, e in entry.items()}
+        for task, entry in compare(reference, run).items()
+    }
