@@ -143,7 +143,16 @@ def _add_run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         "--max-turns",
         type=_positive_int,
         default=10,
-        help="model calls a multi-turn solve loop (tool calling, episodes) may make per sample",
+        help="model calls a multi-turn solve loop (tool calling, episodes) may make per sample "
+        "(web_shop episodes keep the original's 25 steps)",
+    )
+    run.add_argument(
+        "--history",
+        type=_non_negative_int,
+        default=0,
+        metavar="K",
+        help="episodes (web_shop): also show the last K actions and pages in each turn's prompt "
+        "(default 0: only the current page, as the original)",
     )
     run.add_argument(
         "--allow-missing",

@@ -10,8 +10,8 @@ every price cap are drawn from the seeded generator too, and the final goal (ins
 attributes, options, price cap, product price) is stored, so a goal id means the same episode
 in every process.
 
-``python -m toolbench.tasks.web_shop.catalogue`` rewrites ``shop/products.jsonl.gz`` and
-``shop/goals.jsonl.gz`` byte for byte.
+``python -m toolbench.tasks.web_shop.catalogue`` rewrites ``data/products.jsonl.gz`` and
+``data/goals.jsonl.gz`` byte for byte.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any
 
 from toolbench.tasks.web_shop.vocab import BRANDS, DEPARTMENTS, KINDS, TOP, Kind
 
-SHOP_DIR = Path(__file__).parent / "shop"
+SHOP_DIR = Path(__file__).parent / "data"  # beside the version folders (packaged with them)
 PRODUCTS_FILE = "products.jsonl.gz"
 GOALS_FILE = "goals.jsonl.gz"
 SEED = 20261125
