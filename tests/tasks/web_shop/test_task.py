@@ -208,8 +208,11 @@ def test_an_original_layout_folder_with_only_ids(
     folder = tmp_path / "data" / "web_shop" / "v1"
     folder.mkdir(parents=True)
     (folder / "test.jsonl").write_text('{"id": 10}\n{"id": 4000}\n')
-    code, _, err = cli("run", "web_shop", "--model", "oracle", "--version", "v1",
-                       "--data-dir", str(tmp_path / "data"), "--out", str(tmp_path / "run"))  # fmt: skip
+    data_dir, out = str(tmp_path / "data"), str(tmp_path / "run")
+    code, _, err = cli(
+        "run", "web_shop", "--model", "oracle", "--version", "v1", "--data-dir", data_dir,
+        "--out", out,
+    )  # fmt: skip
     assert code == 0, err
     info, records = read_run(tmp_path / "run")
     assert [r["id"] for r in records] == ["10", "4000"]
