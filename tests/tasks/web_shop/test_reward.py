@@ -63,6 +63,9 @@ def test_options_count_one_each_and_name_tokens_break_near_values() -> None:
     # The memo's check: the pair is stringified, so the option name adds tokens.
     assert ratio("x-large", str(("size", "large"))) == 83
     assert ratio("black", "black") == 100
+    # ... and a value whose words are all in the pair matches: WebShop accepts "large" for
+    # "size: x-large" (kept: the reward is computed as the original computes it).
+    assert ratio("large", str(("size", "x-large"))) == 100
     assert normalize_colour(("color", "navy blue")) == "navy blue"
     assert normalize_colour(("size", "large")) == ("size", "large")
 
