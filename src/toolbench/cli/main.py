@@ -180,13 +180,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_parser(sub)
 
     serve = sub.add_parser("serve", help="serve a simulated API over HTTP on localhost")
-    serve.add_argument("task", help="open_weather or the_cat_api")
+    serve.add_argument("task", help="open_weather, the_cat_api or web_shop")
     serve.add_argument("--port", type=_int_at_least(0), default=8000, help="TCP port")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
     serve.add_argument(
         "--api-key",
         help=f"the one API key the simulator accepts (default: {SIMULATED_API_KEY}); "
         "open_weather only, whose real API checks keys",
+    )
+    serve.add_argument(
+        "--version",
+        dest="data_version",
+        choices=["v0", "v1"],
+        help="web_shop: the page layout the JSON API's observations use (default v0)",
     )
 
     prompt = sub.add_parser("prompt", help="show the exact prompt of a sample")
@@ -208,6 +214,10 @@ def build_parser() -> argparse.ArgumentParser:
     from toolbench.cli.aware import add_aware_parser
 
     add_aware_parser(sub, _Parser)
+
+    from toolbench.cli.web_shop import add_web_shop_parser
+
+    add_web_shop_parser(sub, _Parser, _int_at_least)
 
     lister = sub.add_parser("list", help="list tasks or models")
     lister.add_argument("what", choices=["tasks", "models"], help="what to list")
@@ -243,6 +253,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from toolbench.cli.aware import command_aware
 
             return command_aware(args, console, _default_cache_dir())
+        if args.command == "web_shop":
+            from toolbench.cli.web_shop import command_web_shop
+
+            return command_web_shop(args, console, _default_cache_dir())
         if args.command == "serve":
             from toolbench.cli.serve import command_serve
 

@@ -5,7 +5,9 @@ the human recorder and the gymnasium environment.
 limit lives in the task's solve loop. People and agent frameworks drive a session directly, so
 this wrapper adds the same limit (``task.MAX_STEPS``) and keeps what a record needs: each
 action with the page text it was taken on and how long it took. It adds no rule of its own:
-every action goes to ``Session.step`` unchanged.
+every action goes to ``Session.step`` stripped of surrounding whitespace, exactly as the
+task's solve loop passes a model's reply, so a replay of the actions through the task reaches
+the same pages and reward.
 """
 
 from __future__ import annotations
@@ -73,11 +75,13 @@ class Episode:
         return self.session.page
 
     def step(self, action: str) -> StepResult:
-        """Apply ``action`` (any text) through ``Session.step``; a no-op once over."""
+        """Apply ``action`` (any text; stripped, as the task strips a reply) through
+        ``Session.step``; a no-op once over."""
         if self.over:
             page = self.session.page
             return StepResult(self.session.observation, page, 0.0, self.bought,
                               {"valid": False, "reason": OVER})  # fmt: skip
+        action = action.strip()
         shown = self.session.observation
         result = self.session.step(action)
         now = self.clock()
