@@ -26,7 +26,9 @@ def command_serve(args: argparse.Namespace, console: Console) -> int:
     if task.name == "web_shop":
         return _serve_shop(args, console)
     if getattr(args, "data_version", None) is not None:
-        raise UserError(f"--version: only web_shop has page layouts to choose; drop it for {task.name}")
+        raise UserError(
+            f"--version: only web_shop has page layouts to choose; drop it for {task.name}"
+        )
     service = getattr(task, "service", None)
     if service is None:
         raise UserError(f"task {task.name} has no HTTP service to serve (try open_weather)")
@@ -107,8 +109,12 @@ def bind(host: str, port: int) -> socket.socket:
     except OSError as exc:
         sock.close()
         if exc.errno == errno.EADDRINUSE:
-            raise UserError(f"--port {port}: already in use; pick another (--port 0 picks a free one)") from None
-        raise UserError(f"--host {host} --port {port}: cannot listen there ({exc.strerror})") from None
+            raise UserError(
+                f"--port {port}: already in use; pick another (--port 0 picks a free one)"
+            ) from None
+        raise UserError(
+            f"--host {host} --port {port}: cannot listen there ({exc.strerror})"
+        ) from None
     return sock
 
 

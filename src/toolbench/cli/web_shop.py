@@ -32,17 +32,27 @@ def add_web_shop_parser(
     int_at_least: Callable[[int], Callable[[str], int]],
 ) -> None:
     shop = sub.add_parser("web_shop", help="web_shop for people: record a person's episodes")
-    shop_sub = shop.add_subparsers(dest="web_shop_command", required=True, parser_class=parser_class)
+    shop_sub = shop.add_subparsers(
+        dest="web_shop_command", required=True, parser_class=parser_class
+    )
     human = shop_sub.add_parser(
         "human", help="serve the store to a person and record their episodes as a run"
     )
-    human.add_argument("--n", type=int_at_least(1), default=50, help="goals to shop (the first N test ids)")
-    human.add_argument("--port", type=int_at_least(0), default=8000, help="TCP port (0: any free one)")
+    human.add_argument(
+        "--n", type=int_at_least(1), default=50, help="goals to shop (the first N test ids)"
+    )
+    human.add_argument(
+        "--port", type=int_at_least(0), default=8000, help="TCP port (0: any free one)"
+    )
     human.add_argument("--host", default="127.0.0.1", help="address to listen on")
     human.add_argument("--version", dest="data_version", choices=["v0", "v1"], default="v0",
                        help="data version: its test ids and the page layout recorded")  # fmt: skip
-    human.add_argument("--name", help="who is shopping; the run's model is human:<name> (default: your user name)")
-    human.add_argument("--out", type=Path, help="run folder (default runs/web_shop-human-<name>-<time>)")
+    human.add_argument(
+        "--name", help="who is shopping; the run's model is human:<name> (default: your user name)"
+    )
+    human.add_argument(
+        "--out", type=Path, help="run folder (default runs/web_shop-human-<name>-<time>)"
+    )
     human.add_argument("--runs-dir", type=Path, default=Path("runs"), help=argparse.SUPPRESS)
 
 
@@ -99,9 +109,15 @@ def record_human(
         "toolbench_version": __version__,
         "command": redact_command(sys.argv),
         "config": config.model_dump(mode="json"),
-        "data": {"web_shop": {"version": prepared.data.version, "source": prepared.data.source,
-                 "digest": prepared.data.digest, "n_samples": len(prepared.data.samples),
-                 "n_selected": len(prepared.samples)}},  # fmt: skip
+        "data": {
+            "web_shop": {
+                "version": prepared.data.version,
+                "source": prepared.data.source,
+                "digest": prepared.data.digest,
+                "n_samples": len(prepared.data.samples),
+                "n_selected": len(prepared.samples),
+            }
+        },  # fmt: skip
         "metric_names": {"web_shop": list(prepared.task.metrics)},
         "human": {"person": person},
         "status": "running",

@@ -5,8 +5,7 @@ scores below 1 with the task's reward, the 25-turn cap holds, and hostile reques
 
 from __future__ import annotations
 
-import subprocess
-import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -15,6 +14,7 @@ import httpx
 import pytest
 
 from tests.conftest import CliResult
+from toolbench.cli import serve as serve_cli
 from tests.tasks.web_shop.live import free_port, serving
 from toolbench.tasks.web_shop.expert import ideal_action
 from toolbench.tasks.web_shop.store import Store
@@ -132,30 +132,42 @@ def test_hostile_requests_get_4xx_and_the_server_keeps_serving(url: str) -> None
         assert client.get("/?goal=abc").status_code == 400
 
 
-def test_toolbench_serve_web_shop_v1(cli: Callable[..., CliResult]) -> None:
+def test_toolbench_serve_web_shop_v1(
+    cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``toolbench serve web_shop`` through the CLI, in a thread (a subprocess would load the
+    shop again): HTML at /, the JSON API with v1 observations, stopped like Ctrl-C stops it."""
+    servers: list[Any] = []
+    original = serve_cli.run_server
+
+    def capturing(app: Any, host: str, port: int, announce: Any, started: Any = None) -> None:
+        original(app, host, port, announce, servers.append)
+
+    monkeypatch.setattr(serve_cli, "run_server", capturing)
     port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "toolbench.cli", "serve", "web_shop", "--port", str(port),
-         "--version", "v1"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    result: list[CliResult] = []
+    thread = threading.Thread(
+        target=lambda: result.append(
+            cli("serve", "web_shop", "--port", str(port), "--version", "v1")
+        )
+    )
+    thread.start()
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                page = httpx.get(f"http://127.0.0.1:{port}/", follow_redirects=True, timeout=10)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline, "toolbench serve web_shop did not start"
-                time.sleep(0.1)
+        deadline = time.monotonic() + 30
+        while not (servers and servers[0].started):
+            assert time.monotonic() < deadline and thread.is_alive(), "serve did not start"
+            time.sleep(0.05)
+        page = httpx.get(f"http://127.0.0.1:{port}/", follow_redirects=True, timeout=10)
         assert page.status_code == 200 and 'id="instruction"' in page.text
         assert "script-src" not in page.headers["content-security-policy"]
         opened = httpx.post(f"http://127.0.0.1:{port}/api/sessions", json={"goal": 3}, timeout=10)
         assert opened.json()["observation"].startswith("Amazon Shopping Game\nInstruction:")
     finally:
-        proc.terminate()
-        out, err = proc.communicate(timeout=10)
-    assert f"http://127.0.0.1:{port}/" in out and "Traceback" not in err
+        if servers:
+            servers[0].should_exit = True
+        thread.join(timeout=20)
+    code, out, err = result[0]
+    assert code == 0 and f"http://127.0.0.1:{port}/" in out and "v1 pages" in out, (out, err)
 
 
 def test_serve_flags_are_checked(cli: Callable[..., CliResult]) -> None:

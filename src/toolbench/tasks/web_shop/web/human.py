@@ -56,9 +56,7 @@ class PlayedModel:
         return None
 
 
-async def episode_record(
-    prepared: PreparedTask, episode: Episode, person: str
-) -> dict[str, Any]:
+async def episode_record(prepared: PreparedTask, episode: Episode, person: str) -> dict[str, Any]:
     """The run-log record of a finished episode, made by the task's solve loop."""
     sample = next(s for s in prepared.samples if s.id == str(episode.goal_id))
     state = SampleState(sample=sample, epoch=0)
