@@ -1,0 +1,160 @@
+"""``toolbench web_shop human``: a person (here: a script posting the store's forms over HTTP)
+shops; each finished episode is a record of a run folder, made by the task's own solve loop,
+that ``toolbench report`` reads like a model's run. Stopping keeps the finished episodes; the
+same command continues with the rest and stops the server when the last one is recorded."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import CliResult, read_run
+from tests.tasks.web_shop.live import free_port
+from toolbench.cli import serve as serve_cli
+from toolbench.tasks.web_shop.expert import ideal_action
+from toolbench.tasks.web_shop.store import Session, Store
+
+
+class Person:
+    """Shops through the HTML forms, as a browser would post them."""
+
+    def __init__(self, base: str) -> None:
+        self.client = httpx.Client(base_url=base, timeout=30, follow_redirects=True)
+        self.page = self.client.get("/")
+        self.path = self.page.url.path
+
+    def act(self, action: str) -> None:
+        if action.startswith("search["):
+            form = {"action": "search", "query": action[len("search[") : -1]}
+        else:
+            form = {"action": action}
+        self.page = self.client.post(self.path, data=form)
+        assert self.page.status_code == 200, self.page.text
+
+
+def _expert(person: Person, session: Session, steps: int = 99) -> None:
+    for _ in range(steps):
+        if session.done:
+            return
+        action = ideal_action(session)
+        session.step(action)
+        person.act(action)
+
+
+class HumanCommand:
+    """``toolbench web_shop human`` in a thread (the shop stays loaded in this process)."""
+
+    def __init__(self, cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch) -> None:
+        self.servers: list[Any] = []
+        original = serve_cli.run_server
+
+        def capturing(app: Any, host: str, port: int, announce: Any, started: Any = None) -> None:
+            def both(server: Any) -> None:
+                self.servers.append(server)
+                started(server)
+
+            original(app, host, port, announce, both)
+
+        monkeypatch.setattr(serve_cli, "run_server", capturing)
+        self.cli = cli
+
+    def start(self, *args: str) -> tuple[threading.Thread, list[CliResult], str]:
+        self.servers.clear()
+        port = free_port()
+        result: list[CliResult] = []
+        argv = ("web_shop", "human", "--port", str(port), *args)
+        thread = threading.Thread(target=lambda: result.append(self.cli(*argv)))
+        thread.start()
+        deadline = time.monotonic() + 60
+        while not (self.servers and self.servers[0].started):
+            assert time.monotonic() < deadline and thread.is_alive(), result
+            time.sleep(0.05)
+        return thread, result, f"http://127.0.0.1:{port}"
+
+
+def test_person_is_recorded_resumed_and_reported(
+    cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    store, out = Store.load(), tmp_path / "human"
+    args = ("--n", "3", "--name", "alice", "--out", str(out))
+    command = HumanCommand(cli, monkeypatch)
+
+    thread, result, base = command.start(*args)
+    person = Person(base)
+    _expert(person, store.new_session(0))  # goal 0: the right product
+    assert person.page.text.count('id="reward">1.000<') == 1
+    person = Person(base)  # "Next goal": goal 1, a wrong purchase
+    assert "alice: 1 of 3 episodes recorded" in person.page.text
+    wrong = store.new_session(1)
+    wrong.step(f"search[{store.goal(1).query}]")
+    other = next(
+        store.products[i].asin
+        for i in wrong.results
+        if store.products[i].asin != store.goal(1).asin
+    )
+    for action in (f"search[{store.goal(1).query}]", f"click[{other}]", "click[Buy Now]"):
+        person.act(action)
+    person = Person(base)  # goal 2: two actions, then the person stops
+    _expert(person, store.new_session(2), steps=2)
+    command.servers[0].should_exit = True
+    thread.join(timeout=30)
+    code, stdout, _ = result[0]
+    assert code == 130 and "alice: 2 of 3 episodes recorded" in stdout
+    info, records = read_run(out)
+    assert info["status"] == "interrupted" and [r["id"] for r in records] == ["0", "1"]
+
+    thread, result, base = command.start(*args)  # the same command: goal 2 from the start
+    person = Person(base)
+    assert "alice: 2 of 3 episodes recorded" in person.page.text
+    _expert(person, store.new_session(2))
+    thread.join(timeout=30)  # the last record stops the server by itself
+    code, stdout, _ = result[0]
+    assert code == 0 and "alice: 3 of 3 episodes recorded" in stdout
+    info, records = read_run(out)
+    assert info["status"] == "complete" and info["config"]["model"] == "human:alice"
+    assert [r["id"] for r in records] == ["0", "1", "2"] and info["log_verified"]
+    rewards = [r["metrics"]["reward"] for r in records]
+    assert rewards[0] == rewards[2] == 1.0 and rewards[1] < 1.0
+    assert info["metrics"]["web_shop"]["reward"] == pytest.approx(sum(rewards) / 3)
+    assert info["metrics"]["web_shop"]["success_rate"] == 1.0
+    assert records[1]["details"]["bought"] == other
+    assert (
+        len(records[2]["pages"]) == len(records[2]["calls"]) == records[2]["metrics"]["mean_turns"]
+    )
+    assert records[2]["pages"][0] == store.new_session(2).observation
+
+    oracle = tmp_path / "oracle"
+    code, _, err = cli("run", "web_shop", "--model", "oracle", "--limit", "3", "--out", str(oracle))
+    assert code == 0, err
+    _, model_records = read_run(oracle)
+    for mine, theirs in zip(
+        [records[0], records[2]], [model_records[0], model_records[2]], strict=True
+    ):
+        assert set(mine) - {"person", "pages"} == set(theirs)  # the model record's schema
+        assert mine["trace"] == theirs["trace"] and mine["metrics"] == theirs["metrics"]
+        assert [c["prompt_hash"] for c in mine["calls"]] == [
+            c["prompt_hash"] for c in theirs["calls"]
+        ]
+
+    code, text, err = cli("report", str(out), str(oracle))
+    assert code == 0, err
+    assert "human:alice" in text and "reward" in text
+    code, text, _ = cli("report", "--json", str(out))
+    reported = json.loads(text)["runs"][str(out)]["web_shop"]
+    assert reported["purchase_match_rate"]["mean"] == pytest.approx(2 / 3)
+
+
+def test_bad_flags_are_exit_2(cli: Callable[..., CliResult]) -> None:
+    code, _, err = cli("web_shop", "human", "--name", "two words")
+    assert code == 2 and "--name" in err and len(err.strip().splitlines()) == 1
+    code, _, err = cli("web_shop", "human", "--n", "0")
+    assert code == 2 and "--n" in err
+    code, _, err = cli("web_shop", "human", "--host", "no.such.host.invalid")
+    assert code == 2 and "--host" in err
