@@ -84,16 +84,8 @@ def record_human(
 ) -> int:
     """Serve until every goal is recorded (exit 0) or Ctrl-C (130, resumable)."""
     from toolbench.cli.serve import bind, run_server
-    from toolbench.runner.lifecycle import (
-        add_session,
-        carried_totals,
-        folder_for,
-        open_run,
-        record_log_check,
-        slug,
-    )
-    from toolbench.runner.run import finish_info, prepare_tasks, redact_command
-    from toolbench.runner.store import read_records
+    from toolbench.runner.lifecycle import folder_for, open_run, slug
+    from toolbench.runner.run import prepare_tasks
     from toolbench.tasks.web_shop.web.app import ShopConfig, create_app
     from toolbench.tasks.web_shop.web.human import HumanRecording
 
@@ -102,29 +94,10 @@ def record_human(
     fingerprint = config.fingerprint({"web_shop": prepared.data.digest})
     selection = {"limit": config.limit, "epochs": 1}
     person = config.model.split(":", 1)[1]
-    folder = folder_for(f"web_shop-human-{slug(person)}-", fingerprint, selection, args.out,
-                        args.runs_dir)  # fmt: skip
+    prefix = f"web_shop-human-{slug(person)}-"
+    folder = folder_for(prefix, fingerprint, selection, args.out, args.runs_dir)
     store, previous, done = open_run(folder, fingerprint, console)
-    info: dict[str, Any] = {
-        "toolbench_version": __version__,
-        "command": redact_command(sys.argv),
-        "config": config.model_dump(mode="json"),
-        "data": {
-            "web_shop": {
-                "version": prepared.data.version,
-                "source": prepared.data.source,
-                "digest": prepared.data.digest,
-                "n_samples": len(prepared.data.samples),
-                "n_selected": len(prepared.samples),
-            }
-        },  # fmt: skip
-        "metric_names": {"web_shop": list(prepared.task.metrics)},
-        "human": {"person": person},
-        "status": "running",
-        "fingerprint": fingerprint,
-        "selection": selection,
-        **carried_totals(previous),
-    }
+    info = _run_info(config, prepared, previous, fingerprint, selection)
     store.write_info(info)
     recording = HumanRecording(prepared, store, {key[1] for key in done}, person)
     servers: list[Any] = []
@@ -133,26 +106,86 @@ def record_human(
         if recording.complete and servers:
             servers[0].should_exit = True
 
-    app = create_app(ShopConfig(prepared.data.runtime.store, config.version, recording,
-                                recording.on_over, stop_when_complete, recording.note,
-                                title="toolbench web shop · human baseline"))  # fmt: skip
+    shop = ShopConfig(
+        prepared.data.runtime.store,
+        config.version,
+        picker=recording,
+        on_over=recording.on_over,
+        after_over=stop_when_complete,
+        note=recording.note,
+        title="toolbench web shop · human baseline",
+    )
     status, start = "interrupted", time.perf_counter()
     try:
         if not recording.complete:
-            run_server(app, args.host, args.port, lambda url: _announce(console, url, recording, folder),
-                       servers.append)  # fmt: skip
+
+            def announce(url: str) -> None:
+                _announce(console, url, recording, folder)
+
+            run_server(create_app(shop), args.host, args.port, announce, servers.append)
         status = "complete" if recording.complete else "interrupted"
     finally:
-        store.close()
-        info, _ = finish_info(info, [prepared], read_records(folder))
         recording.stats.elapsed_s = time.perf_counter() - start
-        add_session(info, recording.stats)
-        info["status"] = status
-        record_log_check(info, store, console)
-        store.write_info(info)
+        _finish(info, status, prepared, recording, folder, console)
     console.print(f"{recording.note()}; run folder {folder} (toolbench report {folder})",
                   markup=False, highlight=False)  # fmt: skip
     return 0 if status == "complete" else 130
+
+
+def _run_info(
+    config: RunConfig,
+    prepared: Any,
+    previous: dict[str, Any],
+    fingerprint: str,
+    selection: dict[str, Any],
+) -> dict[str, Any]:
+    """run.json as ``toolbench run`` writes it, for the model ``human:<name>``."""
+    from toolbench.runner.lifecycle import carried_totals
+    from toolbench.runner.run import redact_command
+
+    data = prepared.data
+    return {
+        "toolbench_version": __version__,
+        "command": redact_command(sys.argv),
+        "config": config.model_dump(mode="json"),
+        "data": {
+            "web_shop": {
+                "version": data.version,
+                "source": data.source,
+                "digest": data.digest,
+                "n_samples": len(data.samples),
+                "n_selected": len(prepared.samples),
+            }
+        },
+        "metric_names": {"web_shop": list(prepared.task.metrics)},
+        "human": {"person": config.model.split(":", 1)[1]},
+        "status": "running",
+        "fingerprint": fingerprint,
+        "selection": selection,
+        **carried_totals(previous),
+    }
+
+
+def _finish(
+    info: dict[str, Any],
+    status: str,
+    prepared: Any,
+    recording: Any,
+    folder: Path,
+    console: Console,
+) -> None:
+    """run.json's final form: metrics of the whole log, totals, status, the log check."""
+    from toolbench.runner.lifecycle import add_session, record_log_check
+    from toolbench.runner.run import finish_info
+    from toolbench.runner.store import read_records
+
+    store = recording.store
+    store.close()
+    final, _ = finish_info(info, [prepared], read_records(folder))
+    add_session(final, recording.stats)
+    final["status"] = status
+    record_log_check(final, store, console)
+    store.write_info(final)
 
 
 def _announce(console: Console, url: str, recording: Any, folder: Path) -> None:

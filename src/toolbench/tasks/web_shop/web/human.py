@@ -28,8 +28,8 @@ from toolbench.runner.bounded import bounded_text
 from toolbench.runner.engine import PreparedTask, SessionStats, guarded_solve, make_record
 from toolbench.runner.solve import Recorder, SampleState
 from toolbench.runner.store import RunStore
-from toolbench.types import Generation, GenerationRequest, Status
 from toolbench.tasks.web_shop.web.episode import Episode, Turn
+from toolbench.types import Generation, GenerationRequest, Status
 
 MAX_PAGE_CHARS = 8_000  # one recorded page; the store's pages are far shorter
 
