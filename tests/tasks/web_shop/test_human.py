@@ -6,6 +6,7 @@ same command continues with the rest and stops the server when the last one is r
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -151,10 +152,17 @@ def test_person_is_recorded_resumed_and_reported(
     assert reported["purchase_match_rate"]["mean"] == pytest.approx(2 / 3)
 
 
-def test_bad_flags_are_exit_2(cli: Callable[..., CliResult]) -> None:
+def test_bad_flags_are_exit_2(cli: Callable[..., CliResult], tmp_path: Path) -> None:
     code, _, err = cli("web_shop", "human", "--name", "two words")
     assert code == 2 and "--name" in err and len(err.strip().splitlines()) == 1
     code, _, err = cli("web_shop", "human", "--n", "0")
     assert code == 2 and "--n" in err
     code, _, err = cli("web_shop", "human", "--host", "no.such.host.invalid")
     assert code == 2 and "--host" in err
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        code, _, err = cli("web_shop", "human", "--port", port, "--out", str(tmp_path / "x"))
+    assert code == 2 and f"--port {port}: already in use" in err
+    assert not (tmp_path / "x").exists()  # nothing written

@@ -37,10 +37,15 @@ def _act(page: Any, action: str) -> None:
     page.wait_for_load_state()
 
 
-def test_scripted_shopper_buys_the_right_product_then_a_wrong_one(
-    browser_page: Any, url: str, store: Store
-) -> None:
-    page, goal = browser_page, store.goal(0)
+def test_shopping_in_a_real_browser(browser_page: Any, url: str, store: Store) -> None:
+    """One browser (starting chromium is the slow part) for three shoppers."""
+    _buys_the_right_product(browser_page, url, store)
+    _buys_a_wrong_product(browser_page, url, store)
+    _searches_for_markup(browser_page, url)
+
+
+def _buys_the_right_product(page: Any, url: str, store: Store) -> None:
+    goal = store.goal(0)
     mirror = store.new_session(0)  # decides the next action; the browser carries it out
     page.goto(f"{url}/?goal=0")
     assert goal.instruction_text in page.inner_text("#instruction")
@@ -57,22 +62,27 @@ def test_scripted_shopper_buys_the_right_product_then_a_wrong_one(
     assert mirror.options == goal.goal_options
     assert page.inner_text("#reward") == "1.000"
     assert goal.asin in page.inner_text("#over")
+    page.click("#next")  # the next goal opens
+    assert page.url.startswith(f"{url}/s/") and page.inner_text("#turns").startswith("Turn 0")
 
-    page.click("#next")  # another goal; this time buy the wrong thing
+
+def _buys_a_wrong_product(page: Any, url: str, store: Store) -> None:
     page.goto(f"{url}/?goal=7")
     wrong = store.goal(7)
     _act(page, f"search[{wrong.query}]")
     other = next(
         a for a in page.locator("button.asin").all_inner_texts() if a.strip() != wrong.asin
     )
-    _act(page, f"click[{other.strip()}]")
-    _act(page, "click[Buy Now]")
-    shown = float(page.inner_text("#reward"))
-    assert 0.0 <= shown < 1.0
+    mirror = store.new_session(7)
+    for action in (f"search[{wrong.query}]", f"click[{other.strip()}]", "click[Buy Now]"):
+        result = mirror.step(action)
+    for action in (f"click[{other.strip()}]", "click[Buy Now]"):
+        _act(page, action)
+    shown = page.inner_text("#reward")
+    assert result.done and shown == f"{result.reward:.3f}" and float(shown) < 1.0
 
 
-def test_markup_in_a_search_is_text_and_runs_nothing(browser_page: Any, url: str) -> None:
-    page = browser_page
+def _searches_for_markup(page: Any, url: str) -> None:
     dialogs: list[str] = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     hostile = "<script>alert(1)</script><img src=x onerror=alert(2)>\"'><svg onload=alert(3)>"
