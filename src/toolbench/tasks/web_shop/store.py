@@ -103,7 +103,7 @@ def _load(folder: str) -> Store:
 class Session:
     """One episode's state. Build it with ``Store.new_session``."""
 
-    store: Store
+    store: Store = field(repr=False)
     goal: Goal
     layout: str = "v0"
     kind: str = "search"  # the page shown: search, results, item, description, ...
