@@ -84,20 +84,20 @@ def test_v0_item_options_and_result_pages(store: Store) -> None:
 def test_v1_pages(store: Store) -> None:
     session = store.new_session(0, layout="v1")
     assert session.observation == (
-        f"Amazon Shopping Game\nInstruction:\n{INSTR}\n[button] Search [button_]\n"
+        f"Amazon Shopping Game\nInstruction:\n{INSTR}\n[button] Search [button_]"
     )
     results = session.step("search[gel pen]").observation
     assert results == (
         f"Instruction:\n{INSTR}\n[button] Back to Search [button_]\n"
         "Page 1 (Total results: 1)\n[button] Next > [button_]\n\n"
-        "[button] B0TESTPEN2 [button_]\nVoltari Gel Pen Set\n$4.5 to $9.0\n"
+        "[button] B0TESTPEN2 [button_]\nVoltari Gel Pen Set\n$4.5 to $9.0"
     )
     session.step("search[kestrel]")
     session.step("click[b0testdrv1]")
     item = session.step("click[navy blue]").observation
     assert item.startswith(f"You have clicked navy blue.\nInstruction:\n{INSTR}\n")
     assert "color\n  [button] black [button_]\n  [clicked button] navy blue [clicked" in item
-    assert item.endswith("[button] Reviews [button_]\n[button] Buy Now [button_]\n")
+    assert item.endswith("[button] Reviews [button_]\n[button] Buy Now [button_]")
     session.step("click[< prev]")
     assert "[clicked button] B0TESTDRV1 [clicked button_]" in session.observation
 

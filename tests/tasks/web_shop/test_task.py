@@ -239,3 +239,27 @@ def test_bad_ids_are_exit_2_naming_the_line(
     code, _, err = cli("run", "web_shop", "--model", "oracle", "--data-dir", str(tmp_path))
     assert code == 2
     assert "test.jsonl:2" in err and fragment in err and len(err.strip().splitlines()) == 1
+
+
+def test_chat_mode_and_an_unknown_version(
+    server: FakeOpenAIServer, cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    def chat_reply(body: dict[str, Any]) -> str:
+        page = str(body["messages"][-1]["content"]).removeprefix("Task: ")
+        return next_action(page, ShopperMemory())
+
+    server.answer = chat_reply
+    code, _, err = cli("run", "web_shop", "--mode", "chat", "--limit", "3",
+                       "--out", str(tmp_path / "run"), *_fake(server))  # fmt: skip
+    assert code == 0, err
+    info, records = read_run(tmp_path / "run")
+    assert info["counts"]["web_shop"]["scored"] == 3
+    assert all(r["calls"][0]["text"].startswith("search[") for r in records)
+    system, user = server.requests[0]["messages"]
+    assert system["role"] == "system" and "\nAction:\nsearch[" in system["content"]
+    assert user["content"].startswith("Task: WebShop [SEP] Instruction: [SEP] ")
+    # A memoryless shopper on v0 pages clicks the same option again and again (the pages do
+    # not show the selection): the original's loop, cut off at 25 turns.
+    assert any(r["message"] == "no purchase in 25 turns" for r in records)
+    code, _, err = cli("run", "web_shop", "--model", "oracle", "--version", "v7")
+    assert code == 2 and "--version v0 or v1" in err

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from toolbench.tasks.web_shop.vocab import BRANDS, DEPARTMENTS, KINDS, TOP, Kind
+from toolbench.tasks.web_shop.vocab import BRANDS, DEPARTMENTS, KINDS, PARAPHRASES, TOP, Kind
 
 SHOP_DIR = Path(__file__).parent / "data"  # beside the version folders (packaged with them)
 PRODUCTS_FILE = "products.jsonl.gz"
@@ -178,8 +178,16 @@ def _article(phrase: str) -> str:
     return "an " if phrase[:1] in "aeio" else "a "  # "a usb ...", "an organic ..."
 
 
-def _instruction(rng: random.Random, kind: Kind, wanted: list[str]) -> str:
+def _said(rng: random.Random, attribute: str) -> str:
+    """How the shopper words an attribute: the catalogue's phrase, or half the time (where we
+    have one) a paraphrase, so finding the product takes more than matching words."""
+    other = PARAPHRASES.get(attribute)
+    return rng.choice(other) if other and rng.random() < 0.5 else attribute
+
+
+def _instruction(rng: random.Random, kind: Kind, attributes: list[str]) -> str:
     """The product-level request, before options and price: our own phrasings."""
+    wanted = [_said(rng, attribute) for attribute in attributes]
     joined = " and ".join(wanted)
     listed = ", ".join(wanted[:-1]) + (" and " if len(wanted) > 1 else "") + wanted[-1]
     plain = not any(attr.startswith(_PLAIN_START) or attr[:1].isdigit() for attr in wanted)

@@ -132,9 +132,9 @@ def _button(text: str, clicked: bool = False) -> str:
 def render_v1(page: Page) -> str:
     """WebShop's rich text: one text per line, buttons marked."""
     if page.kind == "search":
-        return "\n".join([V1_TITLE, *_header(page), _button("Search")]) + "\n"
+        return "\n".join([V1_TITLE, *_header(page), _button("Search")])
     if page.kind == "done":
-        return "\n".join(_done_lines(page)) + "\n"
+        return "\n".join(_done_lines(page))
     lines = [*_header(page), _button(BACK)]
     if page.kind == "results":
         head = _results_head(page)
@@ -143,7 +143,7 @@ def render_v1(page: Page) -> str:
         for item in page.results:
             visited = item.asin.lower() in page.visited
             lines += ["", _button(item.asin, visited), item.title, item.price_text]
-        return "\n".join(lines) + "\n"
+        return "\n".join(lines)
     product = page.product
     assert product is not None
     lines.append(_button(PREV))
@@ -162,7 +162,7 @@ def render_v1(page: Page) -> str:
         lines.append(product.description)
     elif page.kind == "features":
         lines += list(product.bullets)
-    return "\n".join(clicked[::-1] + lines) + "\n"
+    return "\n".join(clicked[::-1] + lines)
 
 
 def render(page: Page, layout: str) -> str:

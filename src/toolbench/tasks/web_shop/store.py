@@ -9,6 +9,13 @@ API (stable; the text task, the HTML server and the gymnasium env all drive it):
     session.page                                 # the same page as data (pages.Page)
     result = session.step("search[usb flash drive]")
     result.observation, result.page, result.reward, result.done, result.info
+    pages.render(result.page, "v1")              # the same page in the other layout
+
+``Page`` (``pages.py``) is plain data for any front end: ``kind`` (search, results, item,
+description, features, reviews, done), ``instruction``, ``page_number``/``total``/``results``
+(``ResultItem(asin, title, price_text)``), ``product`` (a ``catalogue.Product``),
+``selected`` options, ``visited`` ASINs (lower case), ``buttons`` in page order, ``reward``
+on the done page, and ``clickables`` (the lower-cased texts a ``click[...]`` may name).
 
 ``step`` never raises on an action: an action that is not ``search[...]`` / ``click[...]``
 for something on the current page changes nothing, returns reward 0 and ``info["valid"]``
@@ -96,7 +103,7 @@ def _load(folder: str) -> Store:
 class Session:
     """One episode's state. Build it with ``Store.new_session``."""
 
-    store: Store
+    store: Store = field(repr=False)
     goal: Goal
     layout: str = "v0"
     kind: str = "search"  # the page shown: search, results, item, description, ...

@@ -66,7 +66,7 @@ class WebShopTask:
         if version not in self.versions():
             raise UserError(
                 f"task {self.name} has no version {version!r} (it sets the page layout); "
-                f"use --data-version {' or '.join(self.versions())}"
+                f"use --version {' or '.join(self.versions())}"
             )
         folder = resolve_folder(self.name, self.package_dir, version, data_dir)
         ours = self.package_dir / "data" / version

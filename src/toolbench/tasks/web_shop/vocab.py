@@ -427,3 +427,47 @@ BRANDS: dict[str, tuple[str, ...]] = {
 # fmt: on
 
 DEPARTMENTS = tuple(KINDS)
+
+# How shoppers say some attributes in their own words. An instruction uses one of these for a
+# wanted attribute about half the time, as WebShop's crowd-written instructions paraphrase the
+# mined attribute strings; the goal (and the reward) keeps the catalogue's phrase.
+# fmt: off
+PARAPHRASES: dict[str, tuple[str, ...]] = {
+    "high speed": ("fast",), "plug and play": ("driver free", "no setup needed"),
+    "water resistant": ("splash proof",), "waterproof": ("water proof", "rainproof"),
+    "noise cancelling": ("blocks outside noise",), "long battery life": ("lasts all day",),
+    "sweat resistant": ("sweatproof",), "portable": ("easy to carry",),
+    "fast charging": ("quick charge", "rapid charging"), "compact": ("small",),
+    "braided": ("nylon wrapped",), "ergonomic": ("comfortable grip",),
+    "silent click": ("quiet clicks",), "rechargeable": ("no batteries needed",),
+    "rgb backlit": ("colorful lighting",), "slim": ("thin",),
+    "high capacity": ("large battery",), "shockproof": ("drop proof", "protective"),
+    "slim fit": ("thin profile",), "lightweight": ("light weight", "featherlight"),
+    "breathable": ("airy",), "non slip": ("anti slip", "slip resistant"),
+    "cushioned": ("padded",), "arch support": ("supports my arches",),
+    "machine wash": ("washable",), "machine washable": ("washable",),
+    "moisture wicking": ("keeps me dry", "sweat wicking"), "high waist": ("high rise",),
+    "with pockets": ("pockets included",), "fleece lined": ("fleece lining",),
+    "packable": ("folds small",), "hooded": ("with a hood",), "warm": ("cozy",),
+    "sulfate free": ("no sulfates",), "paraben free": ("no parabens",),
+    "cruelty free": ("not tested on animals",), "fragrance free": ("unscented",),
+    "oil free": ("oil-free formula",), "long lasting": ("lasts long", "all day wear"),
+    "matte finish": ("matte look",), "vegan": ("plant based ingredients",),
+    "natural looking": ("looks natural",), "heat resistant": ("heat safe",),
+    "reef safe": ("ocean friendly",), "non greasy": ("not greasy",),
+    "quick dry": ("dries fast",), "non toxic": ("nontoxic",), "anti aging": ("anti wrinkle",),
+    "organic": ("certified organic",), "caffeine free": ("no caffeine",),
+    "gluten free": ("no gluten", "without gluten"), "low sugar": ("barely any sugar",),
+    "keto friendly": ("low carb",), "non gmo": ("gmo free",), "sugar free": ("no sugar",),
+    "individually wrapped": ("single serve packs",), "zero calorie": ("no calories",),
+    "no sugar added": ("unsweetened",), "extra virgin": ("evoo",),
+    "stainless steel": ("steel blade",), "dishwasher safe": ("goes in the dishwasher",),
+    "non stick": ("nonstick",), "oven safe": ("ovenproof",),
+    "highly absorbent": ("soaks up water",),
+    "100% cotton": ("all cotton", "pure cotton"), "deep pocket": ("fits deep mattresses",),
+    "wrinkle free": ("no ironing needed",), "foldable": ("collapsible",),
+    "with handles": ("easy to pull out",), "soy wax": ("made of soy",),
+    "long burning": ("burns a long time",), "microwave safe": ("microwavable",),
+    "large capacity": ("holds a lot",), "mildew resistant": ("resists mold",),
+}
+# fmt: on
