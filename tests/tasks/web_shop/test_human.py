@@ -5,6 +5,7 @@ same command continues with the rest and stops the server when the last one is r
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import threading
@@ -166,3 +167,24 @@ def test_bad_flags_are_exit_2(cli: Callable[..., CliResult], tmp_path: Path) -> 
         code, _, err = cli("web_shop", "human", "--port", port, "--out", str(tmp_path / "x"))
     assert code == 2 and f"--port {port}: already in use" in err
     assert not (tmp_path / "x").exists()  # nothing written
+
+
+def test_a_replay_that_disagrees_with_the_store_is_raised() -> None:
+    """The record is the task's replay of the person's actions; if it ever reached another
+    reward than the store showed, that is a harness bug and must not become a record."""
+    from toolbench.cli.web_shop import _NoPrograms
+    from toolbench.config import RunConfig
+    from toolbench.runner.run import prepare_tasks
+    from toolbench.tasks.web_shop.web.episode import Episode
+    from toolbench.tasks.web_shop.web.human import episode_record
+
+    config = RunConfig(tasks=["web_shop"], model="human:x", limit=1, use_cache=False)
+    prepared = prepare_tasks(config, _NoPrograms(), None)[0]
+    episode = Episode(prepared.data.runtime.store.new_session(0))
+    while not episode.over:
+        episode.step(ideal_action(episode.session))
+    record = asyncio.run(episode_record(prepared, episode, "x"))
+    assert record["metrics"]["reward"] == 1.0 and record["person"] == "x"
+    del episode.turns[-1]  # the replay now stops short of Buy Now
+    with pytest.raises(RuntimeError, match="replaying the person's"):
+        asyncio.run(episode_record(prepared, episode, "x"))

@@ -129,6 +129,18 @@ def test_hostile_requests_get_4xx_and_the_server_keeps_serving(url: str) -> None
             assert state["info"]["valid"] is (action.startswith("search[\u202e"))
         assert client.get(f"/api/sessions/{sid}").json()["turns"] == 4
         assert client.get("/s/nope").status_code == 404
+        page = client.get("/?goal=3", follow_redirects=True)
+        form = page.url.path
+        for body, status in [
+            (b"action=" + b"x" * (MAX_ACTION_CHARS + 1), 413),
+            (b"&".join([b"a=1"] * 20), 400),
+            (b"action=\xff\xfe%00%ZZ&query=\x00", 303),
+            (b"action=search&query=" + b"%5B" * 3000, 303),
+            (b"z" * 70_000, 413),
+        ]:
+            response = client.post(form, content=body)
+            assert response.status_code == status, (body[:30], response.text[:200])
+        assert client.get(form).status_code == 200
         assert client.get("/?goal=abc").status_code == 400
 
 

@@ -237,7 +237,10 @@ async def _post(request: Request) -> Response:
     shop: Shop = request.app.state.shop
     entry = shop.get(request.path_params["sid"])
     raw = (await _body(request)).decode("utf-8", errors="replace")
-    fields = parse_qs(raw, keep_blank_values=True, max_num_fields=8)
+    try:
+        fields = parse_qs(raw, keep_blank_values=True, max_num_fields=8)
+    except ValueError:  # more fields than a page's form has
+        raise HTTPException(400, "a form posts an action (and a query)") from None
     action = (fields.get("action") or [""])[0]
     if action == "search":  # the search box: the action a model would write for it
         action = f"search[{(fields.get('query') or [''])[0]}]"
