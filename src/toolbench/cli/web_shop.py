@@ -127,8 +127,8 @@ def record_human(
     finally:
         recording.stats.elapsed_s = time.perf_counter() - start
         _finish(info, status, prepared, recording, folder, console)
-    console.print(f"{recording.note()}; run folder {folder} (toolbench report {folder})",
-                  markup=False, highlight=False)  # fmt: skip
+        console.print(f"{recording.note()}; run folder {folder} (toolbench report {folder})",
+                      markup=False, highlight=False)  # fmt: skip
     return 0 if status == "complete" else 130
 
 
