@@ -192,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--version",
         dest="data_version",
         choices=["v0", "v1"],
-        help="web_shop: the page layout the JSON API's observations use (default v0)",
+        help="web_shop: the page layout of the observations (None: v0)",
     )
 
     prompt = sub.add_parser("prompt", help="show the exact prompt of a sample")

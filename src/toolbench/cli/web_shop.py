@@ -48,10 +48,10 @@ def add_web_shop_parser(
     human.add_argument("--version", dest="data_version", choices=["v0", "v1"], default="v0",
                        help="data version: its test ids and the page layout recorded")  # fmt: skip
     human.add_argument(
-        "--name", help="who is shopping; the run's model is human:<name> (default: your user name)"
+        "--name", help="who is shopping; the run's model is human:<name> (None: your user name)"
     )
     human.add_argument(
-        "--out", type=Path, help="run folder (default runs/web_shop-human-<name>-<time>)"
+        "--out", type=Path, help="run folder (None: runs/web_shop-human-<name>-<time>)"
     )
     human.add_argument("--runs-dir", type=Path, default=Path("runs"), help=argparse.SUPPRESS)
 
