@@ -12,6 +12,9 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from starlette.testclient import TestClient
 
 from tests.conftest import CliResult
 from tests.tasks.web_shop.live import free_port, serving
@@ -189,3 +192,54 @@ def test_serve_flags_are_checked(cli: Callable[..., CliResult]) -> None:
     assert code == 2 and "--version" in err
     code, _, err = cli("serve", "web_shop", "--version", "v7")
     assert code == 2 and "--version" in err
+
+
+OPEN_A_RESULT = "<open a result>"  # replaced by a click on a listed product
+_ACTIONS = st.one_of(
+    st.text(max_size=40),
+    st.sampled_from(
+        [
+            "click[Next >]",
+            "click[< Prev]",
+            "click[Back to Search]",
+            "click[Buy Now]",
+            "click[Description]",
+            " search[socks] ",
+            "search[tea]",
+            "click[black]",
+            "click[large]",
+            "Action: search[x]",
+            OPEN_A_RESULT,
+            OPEN_A_RESULT,
+        ]
+    ),
+    st.builds("click[{}]".format, st.text(min_size=1, max_size=12)),
+)
+
+
+@pytest.fixture(scope="module")
+def client(store: Store) -> Iterator[TestClient]:
+    with TestClient(create_app(ShopConfig(store))) as test_client:
+        yield test_client
+
+
+@settings(max_examples=30, deadline=None)
+@given(goal=st.integers(0, 4577), actions=st.lists(_ACTIONS, max_size=8), pick=st.integers(0, 9))
+def test_any_actions_reach_the_pages_the_task_session_reaches(
+    client: TestClient, store: Store, goal: int, actions: list[str], pick: int
+) -> None:
+    """Whatever is sent, the API shows what the task's own session shows after the same
+    (stripped) actions: one implementation of the rules. In-process (ASGI) for speed."""
+    mirror = store.new_session(goal)
+    sid = client.post("/api/sessions", json={"goal": goal}).json()["id"]
+    for action in actions:
+        if action == OPEN_A_RESULT:
+            listed = mirror.page.results
+            action = f"click[{listed[pick % len(listed)].asin}]" if listed else "search[tea]"
+        state = client.post(f"/api/sessions/{sid}/step", json={"action": action}).json()
+        if not mirror.done:
+            expected = mirror.step(action.strip())
+            assert state["observation"] == expected.observation
+            assert state["reward"] == expected.reward
+            assert state["info"]["valid"] == expected.info["valid"]
+        assert state["observation"] == mirror.observation and state["turns"] == mirror.steps
