@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.tasks.web_shop.test_reward import DRIVE, GOAL
 from toolbench.tasks.web_shop.catalogue import Product
@@ -35,9 +38,14 @@ def _drives(n: int) -> list[Product]:
     ]
 
 
+@functools.cache
+def _small_store() -> Store:
+    return Store([DRIVE, PEN, *_drives(23)], [GOAL])
+
+
 @pytest.fixture(scope="module")
 def store() -> Store:
-    return Store([DRIVE, PEN, *_drives(23)], [GOAL])
+    return _small_store()
 
 
 def test_v0_pages_exactly(store: Store) -> None:
@@ -160,3 +168,20 @@ def test_committed_shop_loads_once_and_every_goal_is_reachable() -> None:
     assert departments == {"electronics", "clothing_shoes", "beauty", "grocery", "home_kitchen"}
     with pytest.raises(KeyError):
         shop.new_session(len(shop.goals))
+
+
+_WORDS = st.sampled_from(
+    ["search[", "click[", "]", "[", "kestrel", "b0testdrv1", "next >", "< prev", "buy now",
+     "64gb", "navy blue", "description", "back to search", "\n", " ", "é", "💳"]
+)  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(_WORDS, max_size=6).map("".join), max_size=12))
+def test_any_action_sequence_is_total(actions: list[str]) -> None:
+    session = _small_store().new_session(0, layout="v1")
+    for number, action in enumerate(actions, start=1):
+        result = session.step(action)
+        assert session.steps == number and isinstance(result.observation, str)
+        assert result.reward == 0.0 or result.done
+        assert set(result.info) <= {"valid", "reason", "reward_parts", "bought"}
