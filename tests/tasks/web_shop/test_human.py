@@ -92,17 +92,7 @@ def test_person_is_recorded_resumed_and_reported(
     person = Person(base)
     _expert(person, store.new_session(0))  # goal 0: the right product
     assert person.page.text.count('id="reward">1.000<') == 1
-    person = Person(base)  # "Next goal": goal 1, a wrong purchase
-    assert "alice: 1 of 3 episodes recorded" in person.page.text
-    wrong = store.new_session(1)
-    wrong.step(f"search[{store.goal(1).query}]")
-    other = next(
-        store.products[i].asin
-        for i in wrong.results
-        if store.products[i].asin != store.goal(1).asin
-    )
-    for action in (f"search[{store.goal(1).query}]", f"click[{other}]", "click[Buy Now]"):
-        person.act(action)
+    other = _buy_a_wrong_product(Person(base), store, 1)  # "Next goal": goal 1
     person = Person(base)  # goal 2: two actions, then the person stops
     _expert(person, store.new_session(2), steps=2)
     command.servers[0].should_exit = True
@@ -133,24 +123,39 @@ def test_person_is_recorded_resumed_and_reported(
     assert records[2]["pages"][0] == store.new_session(2).observation
 
     oracle = tmp_path / "oracle"
-    code, _, err = cli("run", "web_shop", "--model", "oracle", "--limit", "3", "--out", str(oracle))
-    assert code == 0, err
-    _, model_records = read_run(oracle)
-    for mine, theirs in zip(
-        [records[0], records[2]], [model_records[0], model_records[2]], strict=True
-    ):
-        assert set(mine) - {"person", "pages"} == set(theirs)  # the model record's schema
-        assert mine["trace"] == theirs["trace"] and mine["metrics"] == theirs["metrics"]
-        assert [c["prompt_hash"] for c in mine["calls"]] == [
-            c["prompt_hash"] for c in theirs["calls"]
-        ]
-
+    _same_as_the_oracle_run(cli, oracle, {0: records[0], 2: records[2]})
     code, text, err = cli("report", str(out), str(oracle))
     assert code == 0, err
     assert "human:alice" in text and "reward" in text
     code, text, _ = cli("report", "--json", str(out))
     reported = json.loads(text)["runs"][str(out)]["web_shop"]
     assert reported["purchase_match_rate"]["mean"] == pytest.approx(2 / 3)
+
+
+def _buy_a_wrong_product(person: Person, store: Store, goal: int) -> str:
+    assert "alice: 1 of 3 episodes recorded" in person.page.text
+    query, wanted = store.goal(goal).query, store.goal(goal).asin
+    listed = [store.products[i].asin for i in store.search(query)]
+    other = next(asin for asin in listed if asin != wanted)
+    for action in (f"search[{query}]", f"click[{other}]", "click[Buy Now]"):
+        person.act(action)
+    return other
+
+
+def _same_as_the_oracle_run(
+    cli: Callable[..., CliResult], oracle: Path, mine: dict[int, dict[str, Any]]
+) -> None:
+    """Where the person played the expert's actions, the record is the oracle's record (its
+    schema, trace, metrics and prompt hashes), plus the person and the pages."""
+    code, _, err = cli("run", "web_shop", "--model", "oracle", "--limit", "3", "--out", str(oracle))
+    assert code == 0, err
+    _, model_records = read_run(oracle)
+    for position, record in mine.items():
+        theirs = model_records[position]
+        assert set(record) - {"person", "pages"} == set(theirs)
+        assert record["trace"] == theirs["trace"] and record["metrics"] == theirs["metrics"]
+        hashes = [c["prompt_hash"] for c in theirs["calls"]]
+        assert [c["prompt_hash"] for c in record["calls"]] == hashes
 
 
 def test_bad_flags_are_exit_2(cli: Callable[..., CliResult], tmp_path: Path) -> None:
