@@ -38,11 +38,15 @@ class RunConfig(BaseModel):
     use_cache: bool = True
     live: bool = False  # HTTP tasks: the real APIs instead of the simulators
     max_turns: int = Field(default=10, ge=1)  # model calls a multi-turn solve loop may make
+    history: int = Field(default=0, ge=0)  # episodes: earlier actions and pages shown
 
     def fingerprint(self, data_digests: dict[str, str]) -> str:
         relevant: dict[str, Any] = self.model_dump(
-            mode="json", exclude={"epochs", "limit", "concurrency", "use_cache", "data_dir"}
+            mode="json",
+            exclude={"epochs", "limit", "concurrency", "use_cache", "data_dir", "history"},
         )
+        if self.history:  # only when set, so runs without it keep their fingerprints
+            relevant["history"] = self.history
         relevant["data"] = dict(sorted(data_digests.items()))
         canonical = json.dumps(relevant, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]

@@ -132,7 +132,16 @@ def _add_run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         "--max-turns",
         type=_positive_int,
         default=10,
-        help="model calls a multi-turn solve loop (tool calling, episodes) may make per sample",
+        help="model calls a multi-turn solve loop (tool calling, episodes) may make per sample "
+        "(web_shop episodes keep the original's 25 steps)",
+    )
+    run.add_argument(
+        "--history",
+        type=_non_negative_int,
+        default=0,
+        metavar="K",
+        help="episodes (web_shop): also show the last K actions and pages in each turn's prompt "
+        "(default 0: only the current page, as the original)",
     )
     run.add_argument(
         "--allow-missing",
@@ -160,13 +169,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_parser(sub)
 
     serve = sub.add_parser("serve", help="serve a simulated API over HTTP on localhost")
-    serve.add_argument("task", help="open_weather or the_cat_api")
+    serve.add_argument("task", help="open_weather, the_cat_api or web_shop")
     serve.add_argument("--port", type=_int_at_least(0), default=8000, help="TCP port")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
     serve.add_argument(
         "--api-key",
         help=f"the one API key the simulator accepts (default: {SIMULATED_API_KEY}); "
         "open_weather only, whose real API checks keys",
+    )
+    serve.add_argument(
+        "--version",
+        dest="data_version",
+        choices=["v0", "v1"],
+        help="web_shop: the page layout of the observations (None: v0)",
     )
 
     prompt = sub.add_parser("prompt", help="show the exact prompt of a sample")
@@ -192,6 +207,10 @@ def build_parser() -> argparse.ArgumentParser:
     from toolbench.cli.aware import add_aware_parser
 
     add_aware_parser(sub, _Parser)
+
+    from toolbench.cli.web_shop import add_web_shop_parser
+
+    add_web_shop_parser(sub, _Parser, _int_at_least)
 
     lister = sub.add_parser("list", help="list tasks or models")
     lister.add_argument("what", choices=["tasks", "models"], help="what to list")
@@ -231,6 +250,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from toolbench.cli.aware import command_aware
 
             return command_aware(args, console, _default_cache_dir())
+        if args.command == "web_shop":
+            from toolbench.cli.web_shop import command_web_shop
+
+            return command_web_shop(args, console, _default_cache_dir())
         if args.command == "serve":
             from toolbench.cli.serve import command_serve
 

@@ -47,6 +47,16 @@ def check_mode(tasks: list[Task], mode: str) -> None:
         )
 
 
+def check_history(tasks: list[Task], history: int) -> None:
+    """--history is for episodes that show pages: refuse it when no task of the run uses it."""
+    if history and not any(getattr(task, "uses_history", False) for task in tasks):
+        able = [name for name, task in TASKS.items() if getattr(task, "uses_history", False)]
+        raise UserError(
+            f"--history {history}: only episode tasks show earlier pages ({', '.join(able)}); "
+            "drop the flag for these tasks"
+        )
+
+
 def model_options(args: argparse.Namespace, cache_dir: Path) -> ModelOptions:
     """Backend settings from the model flags every model-calling command shares."""
     return ModelOptions(
@@ -62,6 +72,7 @@ def model_options(args: argparse.Namespace, cache_dir: Path) -> ModelOptions:
 def command_run(args: argparse.Namespace, console: Console, default_cache: Path) -> int:
     tasks = parse_task_list(args.tasks)  # fail fast on unknown names, before anything else
     check_mode(tasks, args.mode)
+    check_history(tasks, args.history)
     if args.data_dir is not None and not args.data_dir.is_dir():
         raise UserError(f"--data-dir {args.data_dir}: folder not found")
     config = RunConfig(
@@ -79,6 +90,7 @@ def command_run(args: argparse.Namespace, console: Console, default_cache: Path)
         use_cache=not args.no_cache,
         live=args.live,
         max_turns=args.max_turns,
+        history=args.history,
     )
     cache_dir = args.cache_dir or default_cache
     options = model_options(args, cache_dir)

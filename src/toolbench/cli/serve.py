@@ -1,8 +1,12 @@
-"""``toolbench serve``: a simulated API over real HTTP on localhost, for other frameworks."""
+"""``toolbench serve``: a simulated API over real HTTP on localhost, for other frameworks; for
+web_shop, the store as pages a person can shop in and as a JSON API."""
 
 from __future__ import annotations
 
 import argparse
+import errno
+import socket
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
@@ -19,6 +23,12 @@ def command_serve(args: argparse.Namespace, console: Console) -> int:
     from toolbench.tasks.registry import get_task
 
     task = get_task(args.task)
+    if task.name == "web_shop":
+        return _serve_shop(args, console)
+    if getattr(args, "data_version", None) is not None:
+        raise UserError(
+            f"--version: only web_shop has page layouts to choose; drop it for {task.name}"
+        )
     service = getattr(task, "service", None)
     if service is None:
         raise UserError(f"task {task.name} has no HTTP service to serve (try open_weather)")
@@ -55,3 +65,79 @@ def _key_note(service: Any, key: str) -> str:
     if getattr(service, "world_accepting", None) is None:
         return "no API key is checked"
     return f"API key: {key}"
+
+
+def _serve_shop(args: argparse.Namespace, console: Console) -> int:
+    """The web_shop store for people (HTML) and agent frameworks (JSON), one process, goals
+    from ``?goal=N`` or the version's test ids in turn."""
+    from toolbench.tasks.registry import get_task
+    from toolbench.tasks.web_shop.web.app import CyclePicker, ShopConfig, create_app
+
+    if args.api_key is not None:
+        raise UserError("--api-key: the web_shop store checks no key; drop the flag")
+    version = args.data_version or "v0"
+    data = get_task("web_shop").load(version, None)
+    store = data.runtime.store
+    ids = [int(sample.id) for sample in data.samples]
+    app = create_app(
+        ShopConfig(store, version, CyclePicker(ids, len(store.goals)), title="toolbench web shop")
+    )
+
+    def announce(url: str) -> None:
+        console.print(
+            f"web_shop store ({version} pages) on {url}  (shop: open it in a browser; agents: "
+            f"POST {url}api/sessions; Ctrl-C stops)",
+            markup=False,
+            highlight=False,
+        )
+
+    run_server(app, args.host, args.port, announce)
+    return 0
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket, or a one-line ``UserError`` naming --host/--port and the fix."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError):
+        raise UserError(f"--host {host}: not an address of this machine; try 127.0.0.1") from None
+    family, _, _, _, address = infos[0]
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise UserError(
+                f"--port {port}: already in use; pick another (--port 0 picks a free one)"
+            ) from None
+        raise UserError(
+            f"--host {host} --port {port}: cannot listen there ({exc.strerror})"
+        ) from None
+    return sock
+
+
+def run_server(
+    app: Any,
+    host: str,
+    port: int,
+    announce: Callable[[str], None],
+    started: Callable[[Any], None] | None = None,
+) -> None:
+    """Serve ``app`` with uvicorn on a socket bound here (so ``--port 0`` can say which port
+    it got); ``started`` receives the server (to stop it: ``server.should_exit = True``).
+    Ctrl-C stops the server and then raises KeyboardInterrupt, as uvicorn re-raises it."""
+    import uvicorn
+
+    sock = bind(host, port)
+    actual = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    if started is not None:
+        started(server)
+    announce(f"http://{shown}:{actual}/")
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()

@@ -342,6 +342,8 @@ class BaselineModel:
         self._predictors: dict[
             tuple[tuple[str, ...], tuple[str, ...]], Predictor | PlanPredictor
         ] = {}
+        # web_shop: per episode (task, sample id, epoch), what the shopper clicked so far.
+        self._shoppers: dict[tuple[str, str, int], Any] = {}
 
     def predictor(
         self, examples: Sequence[Doc], functions: Sequence[Doc]
@@ -359,10 +361,25 @@ class BaselineModel:
     async def generate(self, request: GenerationRequest) -> Generation:
         if request.sample is None or request.context is None:
             raise ModelOutputError("baseline: the request carries no sample or task context")
+        if request.sample.task == "web_shop":
+            return Generation(text=self._shop(request), finish_reason="stop")
         predictor = self.predictor(request.context.examples, request.context.functions)
         if isinstance(predictor, Predictor) and not predictor.learner.demos:
             raise ModelOutputError("baseline: no demonstrations in the task context to learn from")
         return Generation(text=predictor.predict(request.sample.query), finish_reason="stop")
+
+    def _shop(self, request: GenerationRequest) -> str:
+        """web_shop's rule-following shopper on the page the request shows (its query): an
+        episode of pages, not a program, so no demonstration is re-filled."""
+        from toolbench.tasks.web_shop.shopper import ShopperMemory, next_action
+
+        assert request.sample is not None
+        key = (request.sample.task, request.sample.id, request.epoch)
+        if request.step == "turn-1" or key not in self._shoppers:
+            if len(self._shoppers) >= 4096:
+                self._shoppers.clear()
+            self._shoppers[key] = ShopperMemory()
+        return next_action(request.sample.query, self._shoppers[key])
 
     async def aclose(self) -> None:
         return None

@@ -113,16 +113,21 @@ class Prompter:
             self._retrievers[which] = make_retriever(self.config.retriever, docs, self._cache_dir)
         return self._retrievers[which].search(queries, k)
 
-    def request(self, sample: Sample, epoch: int = 0) -> GenerationRequest:
+    def request(
+        self, sample: Sample, epoch: int = 0, shown: str | None = None
+    ) -> GenerationRequest:
+        """The request for ``sample``; ``shown`` replaces the query in the prompt's task line
+        while retrieval stays keyed on the query (an episode's history around its page)."""
         self.prepare([sample])
         retrieved = self._retrieved[sample.query]
+        task_text = sample.query if shown is None else shown
         mode = self.config.mode
         messages = None
         if mode is not Mode.COMPLETION:
             instruction = TOOLS_SYSTEM if mode is Mode.TOOLS else CHAT_SYSTEM
-            messages = chat_messages(sample.query, retrieved, instruction)
+            messages = chat_messages(task_text, retrieved, instruction)
         return GenerationRequest(
-            prompt=completion_prompt(sample.query, retrieved) if messages is None else None,
+            prompt=completion_prompt(task_text, retrieved) if messages is None else None,
             messages=messages,
             # Tool calls are not text: a stop sequence could only cut a final reply short.
             stop=() if mode is Mode.TOOLS else STOP_SEQUENCES,

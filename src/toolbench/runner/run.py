@@ -87,7 +87,9 @@ def prepare_tasks(
         samples = data.samples[: config.limit] if config.limit else data.samples
         prompter = Prompter(data.context, prompt_config_for(task, config), cache_dir)
         prompter.prepare(samples)
-        resources = Resources(data, sandbox, prompter, max_turns=config.max_turns)
+        resources = Resources(
+            data, sandbox, prompter, max_turns=config.max_turns, history=config.history
+        )
         prepared.append(PreparedTask(task=task, resources=resources, samples=samples))
     return prepared
 

@@ -88,6 +88,9 @@ class Resources:
     sandbox: ProgramRunner
     prompter: Prompter
     max_turns: int = 10
+    # Episodes (web_shop): how many earlier actions and pages each turn's prompt shows
+    # (--history; 0 = only the current page, as the original).
+    history: int = 0
 
 
 class Task(Protocol):

@@ -10,6 +10,7 @@ from toolbench.tasks import (
     open_weather,
     the_cat_api,
     virtual_home,
+    web_shop,
 )
 from toolbench.tasks.base import Task
 
@@ -22,6 +23,7 @@ TASKS: dict[str, Task] = {
         the_cat_api.TASK,
         google_sheets.TASK,
         virtual_home.TASK,
+        web_shop.TASK,
     )
 }
 

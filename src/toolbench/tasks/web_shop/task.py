@@ -1,0 +1,208 @@
+"""The web_shop task: a shopping episode per goal id, one model call per turn, scored by the
+purchase reward.
+
+``load`` reads ``test.jsonl`` (lines ``{"id": <goal index>}``, integers as the original
+requires), the API docs and the demonstrations, and the committed shop. ``solve`` runs the
+episode as SambaNova's evaluator did: up to 25 turns; each turn the prompt shows the current
+page only (``--history K`` adds the last K actions and pages) with demonstrations retrieved
+for that page; the stripped reply is the action; the episode ends at the purchase. Each call
+is step ``turn-N`` and carries the expert's action for that page as ``ideal`` (the oracle's
+answer). A reply the store cannot use is a no-op that costs the turn, as in the original; a
+failed model call ends the sample as a crash (``model_error``) or an infra error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolbench.data.layout import digest_folder, read_docs
+from toolbench.errors import UserError
+from toolbench.runner.solve import Generate, SampleState
+from toolbench.sandbox.memo import ProgramRunner
+from toolbench.tasks.base import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
+from toolbench.tasks.folder import package_versions, resolve_folder
+from toolbench.tasks.scoring import mean_metrics
+from toolbench.tasks.web_shop import catalogue
+from toolbench.tasks.web_shop.expert import ideal_action
+from toolbench.tasks.web_shop.store import Session, StepResult, Store
+from toolbench.types import Outcome, Sample, Status, TaskContext
+
+MAX_STEPS = 25  # the original evaluator's max_steps
+METRICS = ("success_rate", "reward", "purchase_match_rate", "crash_rate", "mean_turns")
+MAX_TRACE_ACTION_CHARS = 300
+_ID_FORMAT = 'each line must be {"id": <goal index>} with an integer id'
+
+
+@dataclass(frozen=True)
+class Runtime:
+    store: Store
+    layout: str
+
+
+@dataclass
+class WebShopTask:
+    name: str
+    summary: str
+    package_dir: Path
+    defaults: TaskDefaults = field(default_factory=TaskDefaults)
+    metrics: tuple[str, ...] = METRICS
+    generator: TaskGenerator | None = None
+    uses_history: bool = True  # --history applies
+
+    def versions(self) -> list[str]:
+        return package_versions(self.package_dir)
+
+    def load(
+        self, version: str, data_dir: Path | None, live: LiveOptions | None = None
+    ) -> TaskData:
+        if live is not None:
+            raise UserError(f"task {self.name} has no live API (--live is for HTTP tasks)")
+        if version not in self.versions():
+            raise UserError(
+                f"task {self.name} has no version {version!r} (it sets the page layout); "
+                f"use --version {' or '.join(self.versions())}"
+            )
+        folder = resolve_folder(self.name, self.package_dir, version, data_dir)
+        ours = self.package_dir / "data" / version
+        functions_dir = (
+            folder / "functions" if (folder / "functions").is_dir() else ours / "functions"
+        )
+        examples_dir = folder / "examples" if (folder / "examples").is_dir() else ours / "examples"
+        store = Store.load()
+        samples = read_ids(folder / "test.jsonl", self.name, store, version)
+        context = TaskContext(functions=read_docs(functions_dir), examples=read_docs(examples_dir))
+        files = [folder / "test.jsonl", *_files(functions_dir), *_files(examples_dir)]
+        files += [
+            catalogue.SHOP_DIR / catalogue.PRODUCTS_FILE,
+            catalogue.SHOP_DIR / catalogue.GOALS_FILE,
+        ]
+        return TaskData(
+            task=self.name, version=version, samples=samples, context=context,
+            source=str(folder), digest=digest_folder(files), runtime=Runtime(store, version),
+        )  # fmt: skip
+
+    async def prepare(self, data: TaskData, sandbox: ProgramRunner) -> None:
+        """Nothing to execute: each goal is stored whole, and the expert reaching reward 1 on
+        every goal is checked by the tests."""
+        return None
+
+    async def solve(self, state: SampleState, generate: Generate, resources: Resources) -> Outcome:
+        runtime: Runtime = resources.data.runtime
+        session = runtime.store.new_session(int(state.sample.id), runtime.layout)
+        earlier: deque[tuple[str, str]] = deque(maxlen=resources.history)
+        for turn in range(1, MAX_STEPS + 1):
+            page_text = session.observation
+            shown = with_history(earlier, page_text) if earlier else None
+            turn_sample = dataclasses.replace(state.sample, query=page_text)
+            request = resources.prompter.request(turn_sample, state.epoch, shown=shown)
+            request = dataclasses.replace(request, step=f"turn-{turn}", ideal=ideal_action(session))
+            generation = await generate(request)
+            action = generation.text.strip()
+            state.prediction = generation.text
+            result = session.step(action)
+            state.trace.append(_trace(turn, action, result))
+            if earlier.maxlen:
+                earlier.append((page_text, action))
+            if result.done:
+                return _outcome(session, turn)
+        return _outcome(session, MAX_STEPS)
+
+    def aggregate(self, outcomes: Sequence[Outcome]) -> dict[str, float]:
+        """Means over scored samples and model errors (a crash bought nothing: 0); the mean
+        number of turns is over scored episodes only (a crash's length is not an episode's)."""
+        result = mean_metrics(outcomes, [m for m in METRICS if m != "mean_turns"])
+        turns = [o.metrics["mean_turns"] for o in outcomes if "mean_turns" in o.metrics]
+        if turns:
+            result["mean_turns"] = sum(turns) / len(turns)
+        return result
+
+
+def with_history(earlier: Sequence[tuple[str, str]], page_text: str) -> str:
+    """The task text with the last actions and pages (oldest first), then the current page."""
+    lines = ["Earlier pages and the actions taken on them, oldest first:"]
+    for number, (page, action) in enumerate(earlier, start=1):
+        lines += [f"[{number}] Page: {page.strip()}", f"[{number}] Action: {action}"]
+    lines.append(f"Current page: {page_text}")
+    return "\n".join(lines)
+
+
+def _trace(turn: int, action: str, result: StepResult) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "step": f"turn-{turn}",
+        "action": action[:MAX_TRACE_ACTION_CHARS],
+        "valid": result.info["valid"],
+        "page": result.page.kind,
+    }
+    if "reason" in result.info:
+        entry["reason"] = result.info["reason"]
+    if result.done and "reward_parts" in result.info:
+        entry["reward"] = result.reward
+        entry["bought"] = result.info["bought"]
+    return entry
+
+
+def _outcome(session: Session, turns: int) -> Outcome:
+    if session.outcome is None:
+        return Outcome(
+            Status.SCORED, False, {"reward": 0.0, "purchase_match_rate": 0.0,
+            "mean_turns": float(turns)}, f"no purchase in {turns} turns",
+            {"goal": session.goal.id},
+        )  # fmt: skip
+    parts = session.outcome
+    value = parts.reward
+    details = {"goal": session.goal.id, "bought": session.bought, "options": dict(session.options),
+               "reward_parts": parts.as_json()}  # fmt: skip
+    message = "" if value == 1.0 else f"bought {session.bought}: reward {value:.3f}"
+    metrics = {
+        "reward": value,
+        "purchase_match_rate": float(value == 1.0),
+        "mean_turns": float(turns),
+    }
+    return Outcome(Status.SCORED, True, metrics, message, details)
+
+
+def read_ids(path: Path, task: str, store: Store, version: str) -> list[Sample]:
+    """test.jsonl: one ``{"id": k}`` per line, k an integer goal index (a string id would
+    make the original draw a random goal, so it is refused here)."""
+    if not path.is_file():
+        raise UserError(f"{path}: file not found; a task folder needs a test.jsonl")
+    samples: list[Sample] = []
+    seen: set[int] = set()
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        where = f"{path}:{number}"
+        goal_id = _goal_id(line, where, len(store.goals))
+        if goal_id in seen:
+            raise UserError(f"{where}: duplicate id {goal_id}; ids must be unique")
+        seen.add(goal_id)
+        start = store.new_session(goal_id, version).observation
+        samples.append(Sample(str(goal_id), task, start, (), {"goal": goal_id}, where))
+    if not samples:
+        raise UserError(f"{path}: no samples; the file is empty")
+    return samples
+
+
+def _goal_id(line: str, where: str, count: int) -> int:
+    if not line.strip():
+        raise UserError(f"{where}: empty line; remove it (every line must be one sample)")
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{where}: invalid JSON ({exc.msg}); {_ID_FORMAT}") from None
+    except RecursionError:
+        raise UserError(f"{where}: JSON nested too deeply; {_ID_FORMAT}") from None
+    raw = record.get("id") if isinstance(record, dict) else None
+    if isinstance(raw, bool) or not isinstance(raw, int):
+        raise UserError(f"{where}: 'id' is {raw!r}; {_ID_FORMAT}")
+    if not 0 <= raw < count:
+        raise UserError(f"{where}: id {raw} is not a goal (0..{count - 1}); {_ID_FORMAT}")
+    return raw
+
+
+def _files(folder: Path) -> list[Path]:
+    return [p for p in folder.iterdir() if p.is_file()] if folder.is_dir() else []

@@ -1,0 +1,195 @@
+"""``toolbench web_shop human``: a person (here: a script posting the store's forms over HTTP)
+shops; each finished episode is a record of a run folder, made by the task's own solve loop,
+that ``toolbench report`` reads like a model's run. Stopping keeps the finished episodes; the
+same command continues with the rest and stops the server when the last one is recorded."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import CliResult, read_run
+from tests.tasks.web_shop.live import free_port
+from toolbench.cli import serve as serve_cli
+from toolbench.tasks.web_shop.expert import ideal_action
+from toolbench.tasks.web_shop.store import Session, Store
+
+
+class Person:
+    """Shops through the HTML forms, as a browser would post them."""
+
+    def __init__(self, base: str) -> None:
+        self.client = httpx.Client(base_url=base, timeout=30, follow_redirects=True)
+        self.page = self.client.get("/")
+        self.path = self.page.url.path
+
+    def act(self, action: str) -> None:
+        if action.startswith("search["):
+            form = {"action": "search", "query": action[len("search[") : -1]}
+        else:
+            form = {"action": action}
+        self.page = self.client.post(self.path, data=form)
+        assert self.page.status_code == 200, self.page.text
+
+
+def _expert(person: Person, session: Session, steps: int = 99) -> None:
+    for _ in range(steps):
+        if session.done:
+            return
+        action = ideal_action(session)
+        session.step(action)
+        person.act(action)
+
+
+class HumanCommand:
+    """``toolbench web_shop human`` in a thread (the shop stays loaded in this process)."""
+
+    def __init__(self, cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch) -> None:
+        self.servers: list[Any] = []
+        original = serve_cli.run_server
+
+        def capturing(app: Any, host: str, port: int, announce: Any, started: Any = None) -> None:
+            def both(server: Any) -> None:
+                self.servers.append(server)
+                started(server)
+
+            original(app, host, port, announce, both)
+
+        monkeypatch.setattr(serve_cli, "run_server", capturing)
+        self.cli = cli
+
+    def start(self, *args: str) -> tuple[threading.Thread, list[CliResult], str]:
+        self.servers.clear()
+        port = free_port()
+        result: list[CliResult] = []
+        argv = ("web_shop", "human", "--port", str(port), *args)
+        thread = threading.Thread(target=lambda: result.append(self.cli(*argv)))
+        thread.start()
+        deadline = time.monotonic() + 60
+        while not (self.servers and self.servers[0].started):
+            assert time.monotonic() < deadline and thread.is_alive(), result
+            time.sleep(0.05)
+        return thread, result, f"http://127.0.0.1:{port}"
+
+
+def test_person_is_recorded_resumed_and_reported(
+    cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    store, out = Store.load(), tmp_path / "human"
+    args = ("--n", "3", "--name", "alice", "--out", str(out))
+    command = HumanCommand(cli, monkeypatch)
+
+    thread, result, base = command.start(*args)
+    person = Person(base)
+    _expert(person, store.new_session(0))  # goal 0: the right product
+    assert person.page.text.count('id="reward">1.000<') == 1
+    other = _buy_a_wrong_product(Person(base), store, 1)  # "Next goal": goal 1
+    person = Person(base)  # goal 2: two actions, then the person stops
+    _expert(person, store.new_session(2), steps=2)
+    command.servers[0].should_exit = True
+    thread.join(timeout=30)
+    code, stdout, _ = result[0]
+    assert code == 130 and "alice: 2 of 3 episodes recorded" in stdout
+    info, records = read_run(out)
+    assert info["status"] == "interrupted" and [r["id"] for r in records] == ["0", "1"]
+
+    thread, result, base = command.start(*args)  # the same command: goal 2 from the start
+    person = Person(base)
+    assert "alice: 2 of 3 episodes recorded" in person.page.text
+    _expert(person, store.new_session(2))
+    thread.join(timeout=30)  # the last record stops the server by itself
+    code, stdout, _ = result[0]
+    assert code == 0 and "alice: 3 of 3 episodes recorded" in stdout
+    info, records = read_run(out)
+    assert info["status"] == "complete" and info["config"]["model"] == "human:alice"
+    assert [r["id"] for r in records] == ["0", "1", "2"] and info["log_verified"]
+    rewards = [r["metrics"]["reward"] for r in records]
+    assert rewards[0] == rewards[2] == 1.0 and rewards[1] < 1.0
+    assert info["metrics"]["web_shop"]["reward"] == pytest.approx(sum(rewards) / 3)
+    assert info["metrics"]["web_shop"]["success_rate"] == 1.0
+    assert records[1]["details"]["bought"] == other
+    assert (
+        len(records[2]["pages"]) == len(records[2]["calls"]) == records[2]["metrics"]["mean_turns"]
+    )
+    assert records[2]["pages"][0] == store.new_session(2).observation
+
+    oracle = tmp_path / "oracle"
+    _same_as_the_oracle_run(cli, oracle, {0: records[0], 2: records[2]})
+    code, text, err = cli("report", str(out), str(oracle))
+    assert code == 0, err
+    assert "human:alice" in text and "reward" in text
+    code, text, _ = cli("report", "--json", str(out))
+    reported = json.loads(text)["runs"][str(out)]["web_shop"]
+    assert reported["purchase_match_rate"]["mean"] == pytest.approx(2 / 3)
+
+
+def _buy_a_wrong_product(person: Person, store: Store, goal: int) -> str:
+    assert "alice: 1 of 3 episodes recorded" in person.page.text
+    query, wanted = store.goal(goal).query, store.goal(goal).asin
+    listed = [store.products[i].asin for i in store.search(query)]
+    other = next(asin for asin in listed if asin != wanted)
+    for action in (f"search[{query}]", f"click[{other}]", "click[Buy Now]"):
+        person.act(action)
+    return other
+
+
+def _same_as_the_oracle_run(
+    cli: Callable[..., CliResult], oracle: Path, mine: dict[int, dict[str, Any]]
+) -> None:
+    """Where the person played the expert's actions, the record is the oracle's record (its
+    schema, trace, metrics and prompt hashes), plus the person and the pages."""
+    code, _, err = cli("run", "web_shop", "--model", "oracle", "--limit", "3", "--out", str(oracle))
+    assert code == 0, err
+    _, model_records = read_run(oracle)
+    for position, record in mine.items():
+        theirs = model_records[position]
+        assert set(record) - {"person", "pages"} == set(theirs)
+        assert record["trace"] == theirs["trace"] and record["metrics"] == theirs["metrics"]
+        hashes = [c["prompt_hash"] for c in theirs["calls"]]
+        assert [c["prompt_hash"] for c in record["calls"]] == hashes
+
+
+def test_bad_flags_are_exit_2(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    code, _, err = cli("web_shop", "human", "--name", "two words")
+    assert code == 2 and "--name" in err and len(err.strip().splitlines()) == 1
+    code, _, err = cli("web_shop", "human", "--n", "0")
+    assert code == 2 and "--n" in err
+    code, _, err = cli("web_shop", "human", "--host", "no.such.host.invalid")
+    assert code == 2 and "--host" in err
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        code, _, err = cli("web_shop", "human", "--port", port, "--out", str(tmp_path / "x"))
+    assert code == 2 and f"--port {port}: already in use" in err
+    assert not (tmp_path / "x").exists()  # nothing written
+
+
+def test_a_replay_that_disagrees_with_the_store_is_raised() -> None:
+    """The record is the task's replay of the person's actions; if it ever reached another
+    reward than the store showed, that is a harness bug and must not become a record."""
+    from toolbench.cli.web_shop import _NoPrograms
+    from toolbench.config import RunConfig
+    from toolbench.runner.run import prepare_tasks
+    from toolbench.tasks.web_shop.web.episode import Episode
+    from toolbench.tasks.web_shop.web.human import episode_record
+
+    config = RunConfig(tasks=["web_shop"], model="human:x", limit=1, use_cache=False)
+    prepared = prepare_tasks(config, _NoPrograms(), None)[0]
+    episode = Episode(prepared.data.runtime.store.new_session(0))
+    while not episode.over:
+        episode.step(ideal_action(episode.session))
+    record = asyncio.run(episode_record(prepared, episode, "x"))
+    assert record["metrics"]["reward"] == 1.0 and record["person"] == "x"
+    del episode.turns[-1]  # the replay now stops short of Buy Now
+    with pytest.raises(RuntimeError, match="replaying the person's"):
+        asyncio.run(episode_record(prepared, episode, "x"))
