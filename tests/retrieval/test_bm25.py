@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from toolbench.retrieval.bm25 import BM25Retriever
+import bm25s
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolbench.retrieval.bm25 import BM25Retriever, query_terms
 from toolbench.types import Doc
 
 
@@ -28,3 +32,20 @@ def test_a_query_without_terms_ranks_docs_in_file_order() -> None:
     results = BM25Retriever(docs).search(["x", "is it?", "price"], 2)
     assert [[d.name for d in r] for r in results[:2]] == [["d0", "d1"], ["d0", "d1"]]
     assert len(results[2]) == 2
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=200))
+def test_query_terms_are_the_librarys(text: str) -> None:
+    """Our query tokenizer gives bm25s.tokenize's terms (the fast path must not move ranks)."""
+    expected = bm25s.tokenize([text], stopwords="en", return_ids=False, show_progress=False)
+    assert query_terms(text) == list(expected[0])
+
+
+def test_query_terms_on_shop_text() -> None:
+    page = (
+        "Back to Search [SEP] Page 1 (Total results: 50) [SEP] Next > [SEP] B09XYZ [SEP] "
+        "It's a 32GB USB-C flash drive, $12.99 ÉTÉ Straße"
+    )
+    expected = bm25s.tokenize([page], stopwords="en", return_ids=False, show_progress=False)
+    assert query_terms(page) == list(expected[0])

@@ -2,12 +2,26 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import bm25s
 import numpy as np
+from bm25s.stopwords import STOPWORDS_EN
 
 from toolbench.types import Doc
+
+# bm25s.tokenize's defaults (scikit-learn's token pattern, lower-casing, English stopwords),
+# applied to queries directly: the library call rebuilds its stopword set and a vocabulary per
+# call, which was most of a web_shop turn's cost (a query per page). The query tests pin that
+# the terms are the library's, token for token.
+_TOKEN = re.compile(r"(?u)\b\w\w+\b")
+_STOPWORDS = frozenset(STOPWORDS_EN)
+
+
+def query_terms(text: str) -> list[str]:
+    """The terms ``bm25s.tokenize(text, stopwords="en", return_ids=False)`` gives, in order."""
+    return [token for token in _TOKEN.findall(text.lower()) if token not in _STOPWORDS]
 
 
 class BM25Retriever:
@@ -28,14 +42,11 @@ class BM25Retriever:
             return [[] for _ in queries]
         if self._index is None:  # no indexable term in any doc: every doc scores the same
             return [self._docs[:k] for _ in queries]
-        tokenized = bm25s.tokenize(
-            list(queries), stopwords="en", return_ids=False, show_progress=False
-        )
         # Score every doc and sort ourselves: ties broken by file order keeps prompts stable.
         results: list[list[Doc]] = []
-        for query_tokens in tokenized:
+        for query in queries:
             # A query of stopwords only ("x", "is it?") has no term: every doc scores 0.
-            terms = list(query_tokens)
+            terms = query_terms(query)
             scores = self._index.get_scores(terms) if terms else np.zeros(len(self._docs))
             order = np.lexsort((np.arange(len(self._docs)), -np.asarray(scores)))[:k]
             results.append([self._docs[i] for i in order])
