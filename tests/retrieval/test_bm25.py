@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bm25s
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -49,3 +50,20 @@ def test_query_terms_on_shop_text() -> None:
     )
     expected = bm25s.tokenize([page], stopwords="en", return_ids=False, show_progress=False)
     assert query_terms(page) == list(expected[0])
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.text(alphabet="abcdefgh ", max_size=40), min_size=1, max_size=12),
+    st.lists(st.text(alphabet="abcdefghxyz ", max_size=30), min_size=1, max_size=5),
+)
+def test_column_scores_equal_the_librarys(texts: list[str], queries: list[str]) -> None:
+    """The cached term columns give bm25s's float32 scores exactly (rankings cannot move)."""
+    retriever = BM25Retriever([Doc(str(i), text) for i, text in enumerate(texts)])
+    index = retriever._index
+    if index is None:
+        return
+    for query in queries * 2:  # the second pass reads cached columns
+        terms = query_terms(query)
+        expected = index.get_scores(terms) if terms else np.zeros(len(texts))
+        assert np.array_equal(retriever._scores(index, terms), expected)
