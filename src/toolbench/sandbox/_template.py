@@ -31,9 +31,11 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
-from toolbench.sandbox import audit, files, seccomp_filter
+from toolbench.sandbox import audit, files, host, seccomp_filter
 from toolbench.sandbox._protocol import (
+    ANSWER,
     FILE,
+    HOST,
     INTERNAL,
     LOADING,
     NONCE_BYTES,
@@ -177,22 +179,28 @@ class Template:
     def _run_forked(
         self, factory: Callable[..., Any], args: list[Any], kwargs: dict[str, Any], source: str
     ) -> bytes:
-        read_fd, write_fd = os.pipe()
+        read_fd, write_fd = os.pipe()  # program process -> template: replies and host calls
+        answer_read, answer_write = os.pipe()  # template -> program process: host answers
         pid = os.fork()
         if pid == 0:  # the program process
             try:
                 os.close(read_fd)
+                os.close(answer_write)
                 self._become_program_process()
+                executor = self.executor
+                host.bind(write_fd, answer_read, self.limits, executor.timers, executor.code)
                 self._program_process(factory, args, kwargs, source, write_fd)
             finally:
                 os._exit(0)  # never run the template's cleanup, or anything the program left
         os.close(write_fd)
+        os.close(answer_read)
         try:
-            data, timed_out = self._read_until_eof(read_fd)
+            data, timed_out, problem = self._converse(read_fd, answer_write)
         finally:
             os.close(read_fd)
-        status = self._reap(pid, kill=timed_out)
-        return self._judge(data, timed_out, status)
+            os.close(answer_write)
+        status = self._reap(pid, kill=timed_out or problem is not None)
+        return _died(problem) if problem else self._judge(data, timed_out, status)
 
     def _become_program_process(self) -> None:
         self.conn.close()  # the parent's channel is the template's alone
@@ -215,26 +223,29 @@ class Template:
         _write_all(out, WORLD_READY)  # from here on, anything written may be the program's
         _write_all(out, self.executor.run(world, source, collect=False))
 
-    def _read_until_eof(self, fd: int) -> tuple[bytes, bool]:
-        """What the program process wrote, up to the reply cap; (data, timed out)."""
-        import select
-
-        deadline = time.monotonic() + self.limits.wall_s + CHILD_GRACE_S
-        chunks: list[bytes] = []
-        size = 0
-        poller = select.poll()
-        poller.register(fd, select.POLLIN)
+    def _converse(self, fd: int, answers: int) -> tuple[bytes, bool, str | None]:
+        """What the program process wrote (its reply), up to the reply cap, answering its host
+        calls on the way; (data, timed out). The program's deadline pauses while the parent
+        answers a host call; a host call over the size cap or the count cap ends the program
+        (the parent would refuse it anyway): (data, timed out, why it must die or None)."""
+        stream = _Stream(fd, self.limits.wall_s + CHILD_GRACE_S, self.max_reply)
+        calls = 0
         while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not poller.poll(max(1, int(remaining * 1000))):
-                return b"".join(chunks), True
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                return b"".join(chunks), False
-            size += len(chunk)
-            if size > self.max_reply + 1:
-                return b"".join(chunks)[: self.max_reply + 1], False
-            chunks.append(chunk)
+            call = stream.next_call()
+            if call is None:
+                return stream.data(), stream.timed_out, None
+            calls += 1
+            if len(call) > self.limits.max_output_bytes:
+                return b"", False, "sent a host call over the size cap"
+            if calls > self.limits.max_host_calls:
+                return b"", False, "made more host calls than its limit"
+            started = time.monotonic()
+            self.conn.send_bytes(HOST + self.nonce + call)
+            answer = self.conn.recv_bytes()  # the parent is trusted; it answers or kills us
+            stream.deadline += time.monotonic() - started
+            body = answer[1:] if answer[:1] == ANSWER else b'{"error": "no answer"}'
+            with contextlib.suppress(OSError):  # it died meanwhile: its end of file tells
+                _write_all(answers, host.LENGTH.pack(len(body)) + body)
 
     @staticmethod
     def _reap(pid: int, kill: bool) -> int:
@@ -368,6 +379,84 @@ class _SharedProcess:
         if problem == "died":
             return _exit_description(status)
         return problem
+
+
+class _Stream:
+    """The program process's pipe as the template reads it: ``WORLD_READY``, then any number of
+    host calls (``host.CALL`` + length + JSON), then the reply up to end of file; a deadline
+    (monotonic seconds) and a cap on what is kept."""
+
+    def __init__(self, fd: int, budget_s: float, cap: int) -> None:
+        import select
+
+        self.fd = fd
+        self.deadline = time.monotonic() + budget_s
+        self.cap = cap
+        self.buffer = bytearray()
+        self.start = 0  # host calls are parsed from here (after WORLD_READY); -1: no more
+        self.timed_out = False
+        self.eof = False
+        self.poller = select.poll()
+        self.poller.register(fd, select.POLLIN)
+
+    def _fill(self) -> bool:
+        """Read more; False at end of file, at the deadline or past the cap."""
+        if self.eof or self.timed_out or len(self.buffer) > self.cap:
+            return False
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0 or not self.poller.poll(max(1, int(remaining * 1000))):
+            self.timed_out = True
+            return False
+        chunk = os.read(self.fd, 1 << 16)
+        if not chunk:
+            self.eof = True
+            return False
+        self.buffer += chunk
+        return True
+
+    def next_call(self) -> bytes | None:
+        """The next host call's JSON body (at most ``cap + 1`` bytes of it: the caller refuses
+        an oversized one), or None once the reply follows (read to its end) or nothing does."""
+        while True:
+            if self.start == 0:
+                if not self.buffer:
+                    if not self._fill():
+                        return None
+                    continue
+                self.start = len(WORLD_READY) if self.buffer[:1] == WORLD_READY else -1
+            if self.start == -1:
+                while self._fill():
+                    pass
+                return None
+            if len(self.buffer) <= self.start:
+                if not self._fill():
+                    return None
+                continue
+            if self.buffer[self.start : self.start + 1] != host.CALL:
+                self.start = -1
+                continue
+            body = self._call_body()
+            if body is not None:
+                return body
+            if not self._fill():
+                return None
+
+    def _call_body(self) -> bytes | None:
+        """The host call at ``start`` if it has fully arrived (removed from the buffer)."""
+        end = self.start + 1 + host.LENGTH.size
+        if len(self.buffer) < end:
+            return None
+        (size,) = host.LENGTH.unpack_from(self.buffer, self.start + 1)
+        if size > self.cap:
+            return bytes(self.cap + 1)
+        if len(self.buffer) < end + size:
+            return None
+        body = bytes(self.buffer[end : end + size])
+        del self.buffer[self.start : end + size]
+        return body
+
+    def data(self) -> bytes:
+        return bytes(self.buffer[: self.cap + 1])
 
 
 def main(conn: Connection, config: dict[str, Any]) -> None:

@@ -21,7 +21,7 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,8 +29,16 @@ from typing import Any
 
 from toolbench.sandbox import isolation
 from toolbench.sandbox._process import SandboxError, WorkerProcess
-from toolbench.sandbox._protocol import INTERNAL, KINDS, ProtocolError, parse_result
+from toolbench.sandbox._protocol import (
+    INTERNAL,
+    KINDS,
+    ProtocolError,
+    encode_answer,
+    parse_host_call,
+    parse_result,
+)
 from toolbench.sandbox.files import FILES_HOOK, FileCache
+from toolbench.sandbox.host import HostRefused
 from toolbench.sandbox.limits import Limits
 from toolbench.sandbox.world import NETWORK_FLAG, WorldFactory, factory_function, factory_ref
 
@@ -38,7 +46,12 @@ DEFAULT_LIMITS = Limits()
 MAX_PROGRAM_CHARS = 100_000
 GRACE_S = 1.0  # the worker's own timers and its template's kill get this long before ours
 
-__all__ = ["KINDS", "ExecResult", "SandboxError", "SandboxPool"]
+__all__ = ["KINDS", "ExecResult", "HostHandler", "SandboxError", "SandboxPool"]
+
+# The harness's side of host calls (see host.py): (name, JSON payload) -> JSON answer. It may
+# raise ``HostRefused`` to fail the one call; anything else it raises ends the program (its
+# worker is replaced) and propagates to ``arun``'s caller.
+HostHandler = Callable[[str, Any], Awaitable[Any]]
 
 
 @dataclass(frozen=True)
@@ -182,11 +195,16 @@ class SandboxPool:
             if not self._return(worker, healthy):
                 worker.kill()
 
-    async def arun(self, factory: WorldFactory, program: str) -> ExecResult:
+    async def arun(
+        self, factory: WorldFactory, program: str, host: HostHandler | None = None
+    ) -> ExecResult:
         """``run`` in the event loop's thread: the same messages, checks and limits (the
         worker's socket is watched with ``add_reader`` and the deadline is a loop timer), and
         a caller cancelled while waiting for a worker or mid-program leaves the pool whole
-        (a worker caught mid-program is replaced: its late reply must not reach anyone)."""
+        (a worker caught mid-program is replaced: its late reply must not reach anyone).
+
+        ``host`` answers the program's host calls while it waits (same worker: see host.py);
+        each call is read strictly (``parse_host_call``) and counted against the limits."""
         prepared = self._prepare(factory, program)
         if isinstance(prepared, ExecResult):
             return prepared
@@ -196,7 +214,8 @@ class SandboxPool:
         healthy = False
         try:
             files = self._file_messages(worker, factory)
-            reply = await worker.acall(files, payload, self.limits.wall_s + GRACE_S)
+            answerer = None if host is None else self._answerer(host)
+            reply = await worker.acall(files, payload, self.limits.wall_s + GRACE_S, answerer)
             result, healthy = self._result(reply, start)
             return result
         except _Internal as exc:
@@ -242,6 +261,19 @@ class SandboxPool:
     @staticmethod
     def _since(start: float) -> float:
         return time.perf_counter() - start
+
+    def _answerer(self, host: HostHandler) -> Callable[[bytes], Awaitable[bytes]]:
+        max_bytes = self.limits.max_output_bytes
+
+        async def answer(body: bytes) -> bytes:
+            name, payload = parse_host_call(body, max_bytes)
+            try:
+                value = await host(name, payload)
+            except HostRefused as exc:
+                return encode_answer(error=str(exc) or "the host refused the call")
+            return encode_answer(value)
+
+        return answer
 
     def _prepare(self, factory: WorldFactory, program: str) -> tuple[bytes, _Profile] | ExecResult:
         """(payload, worker profile), or the result of a program refused before it is sent."""
