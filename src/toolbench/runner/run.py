@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -154,7 +155,12 @@ def task_plan(config: RunConfig, prepared: list[PreparedTask], model: Model) -> 
         concurrency=config.concurrency,
         closers=[model.aclose],
         preflight=[lambda: preflight(model)],
+        on_folder=[functools.partial(_set_run_dir, p.resources) for p in prepared],
     )
+
+
+def _set_run_dir(resources: Resources, folder: Path) -> None:
+    resources.run_dir = folder
 
 
 def _base_info(config: RunConfig, prepared: list[PreparedTask]) -> dict[str, Any]:

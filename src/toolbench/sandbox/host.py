@@ -178,6 +178,7 @@ def execute(source: str, scope: dict[str, Any]) -> None:
     with audit.lifted():  # compiling is harness code; the fence refuses new code objects
         codes, error = channel.code.get(source)
     if codes is None:
-        raise SyntaxError(error or "the sub-program could not be compiled")
+        reason = (error or "the sub-program could not be compiled").removeprefix("SyntaxError: ")
+        raise SyntaxError(reason)
     for code in codes:
         exec(code, scope)

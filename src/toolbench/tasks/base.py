@@ -82,12 +82,15 @@ class TaskData:
 @dataclass
 class Resources:
     """What a solve loop may use besides the model: the loaded data (with its golds), the
-    sandbox that runs programs, the prompt builder, and the loop's limits."""
+    sandbox that runs programs, the prompt builder, and the loop's limits. ``run_dir`` is the
+    run folder once the run has one (tasks that save files per sample, such as tabletop's
+    images, write under it); None outside a run."""
 
     data: TaskData
     sandbox: ProgramRunner
     prompter: Prompter
     max_turns: int = 10
+    run_dir: Path | None = None
 
 
 class Task(Protocol):

@@ -8,6 +8,7 @@ from toolbench.tasks import (
     google_sheets,
     home_search,
     open_weather,
+    tabletop,
     the_cat_api,
     virtual_home,
 )
@@ -22,6 +23,7 @@ TASKS: dict[str, Task] = {
         the_cat_api.TASK,
         google_sheets.TASK,
         virtual_home.TASK,
+        tabletop.TASK,
     )
 }
 
