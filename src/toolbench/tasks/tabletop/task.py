@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -162,9 +164,7 @@ def _samples(task: str, records: list[dict[str, Any]], path: Path) -> list[Sampl
     return samples
 
 
-def _images(
-    run_dir: Path | None, state: SampleState, initial: Any, final: Any
-) -> dict[str, Any]:
+def _images(run_dir: Path | None, state: SampleState, initial: Any, final: Any) -> dict[str, Any]:
     """PNGs of the initial and final table under the run folder; the record names them."""
     if run_dir is None:
         return {}
@@ -177,11 +177,27 @@ def _images(
     for which, snapshot in (("initial", initial), ("final", final)):
         if snapshot is None:
             continue
-        png = images.render_png(snapshot, f"{state.sample.id} {which}")
+        png = _png(images.render_png, snapshot, f"{state.sample.id} {which}")
         path = folder / f"{stem}-{which}.png"
         path.write_bytes(png)
         named[which] = str(path.relative_to(run_dir))
     return {"images": named}
+
+
+_PNGS: OrderedDict[str, bytes] = OrderedDict()
+MAX_PNGS = 512  # drawings remembered (~20 KB each): a sample's epochs share their pictures
+
+
+def _png(render: Any, snapshot: Any, title: str) -> bytes:
+    """The drawing of a snapshot, made once: the same table and title always give the same
+    bytes, so every epoch of a sample (and an unchanged final table) reuses them."""
+    key = hashlib.sha256(json.dumps([snapshot, title], sort_keys=True).encode()).hexdigest()
+    png = _PNGS.get(key)
+    if png is None:
+        png = _PNGS[key] = render(snapshot, title)
+        if len(_PNGS) > MAX_PNGS:
+            _PNGS.popitem(last=False)
+    return png
 
 
 def _safe(text: str) -> str:
