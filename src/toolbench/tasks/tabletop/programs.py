@@ -143,6 +143,12 @@ def naive_ui_program(tid: str, s: dict[str, str], objects: list[str]) -> str | N
             if bowls
         ]
         return _lines(*rows) if rows else "say('there are no bowls')"
+    if tid == "SI_6":  # hands the instruction's own words to parse_obj_name
+        phrase = f"the block {s['distance']} to the {s['bowl']}"
+        return _lines(
+            _parse("parse_obj_name", phrase, "block_name"),
+            f"put_first_on_second(block_name, {_q(s['corner_or_side'])})",
+        )
     if tid == "UI_4":  # knows only the nearest corner, by name
         corner = f"get_corner_name(get_obj_pos({_q(s['bowl'])}))"
         return f"put_first_on_second({_q(s['block'])}, {corner})"
@@ -154,6 +160,16 @@ def naive_ui_program(tid: str, s: dict[str, str], objects: list[str]) -> str | N
             f"    put_first_on_second({blocks!r}[i], np.array([{dx} * i, -0.5 + {dy} * i]))",
         )
     return None
+
+
+def naive_obj_name_program(query: str, objects: list[str]) -> str:
+    """The baseline's parse_obj_name: its demonstrations show only "the block nearest the
+    ...", so any "the block <word> to/from the <bowl>" gets the nearest block."""
+    text = " ".join(query.lower().split())
+    found = re.fullmatch(r"the block \w+ (?:to|from) the (.+)", text)
+    if found:
+        return obj_name_program(f"the block closest to the {found.group(1)}", objects)
+    return obj_name_program(query, objects)
 
 
 # -- parse_obj_name -----------------------------------------------------------------------
