@@ -65,13 +65,13 @@ def _draw(fig: Figure, snapshot: Mapping[str, Any], title: str) -> None:
     ax.set_xlim(TABLE_X[0] - 0.02, TABLE_X[1] + 0.02)
     ax.set_ylim(TABLE_Y[0] - 0.02, TABLE_Y[1] + 0.02)
     ax.set_aspect("equal")
-    ax.tick_params(labelsize=6)
+    ax.set_axis_off()  # ticks were most of the drawing time; the table's outline is enough
     ax.add_patch(
         Rectangle((TABLE_X[0], TABLE_Y[0]), TABLE_X[1] - TABLE_X[0], TABLE_Y[1] - TABLE_Y[0],
                   facecolor=(0.93, 0.9, 0.85), edgecolor="black", linewidth=0.8)
     )  # fmt: skip
-    for x, y in PLACES.values():
-        ax.plot([x], [y], marker="+", color=(0.6, 0.6, 0.6), markersize=5)
+    xs, ys = zip(*PLACES.values(), strict=True)
+    ax.plot(xs, ys, linestyle="none", marker="+", color=(0.6, 0.6, 0.6), markersize=5)
     objects = [o for o in snapshot.get("objects", []) if isinstance(o, Mapping)]
     for obj in objects:
         if obj.get("kind") == "bowl":
