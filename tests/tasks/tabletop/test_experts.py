@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.tasks.tabletop.driver import drive
+from toolbench.sandbox.codecache import compile_program
 from toolbench.tasks.tabletop import experts
 from toolbench.tasks.tabletop.checks import check
 from toolbench.tasks.tabletop.prompts import BASE_PROMPTS
@@ -42,12 +43,17 @@ def test_oracle_reaches_strict_success_on_every_sample() -> None:
     assert len(RECORDS) >= 300
     failures = []
     kinds: Counter[str] = Counter()
+    programs: set[str] = set()
     for record in RECORDS:
         success, strict, driver = _score(record, _oracle)
         if not (success and strict):
             failures.append((record["tester_id"], record["configs_id"]))
         kinds.update(lmp for lmp, _ in driver.calls)
+        programs.update(driver.programs)
     assert failures == []
+    # and the sandbox's restricted compiler accepts every program the oracle wrote
+    refused = {p: compile_program(p)[1] for p in programs if compile_program(p)[1] is not None}
+    assert refused == {}
     # the plans really go through sub-LMPs and function generation
     assert kinds["parse_obj_name"] > 200 and kinds["parse_position"] >= 60
     assert kinds["fgen"] >= 80
