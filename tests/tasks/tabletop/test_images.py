@@ -44,7 +44,9 @@ def test_same_snapshot_same_bytes_and_no_stamps() -> None:
     final = _final()
     first = render_png(final, RECORD["configs"]["instruction"])
     assert first == render_png(final, RECORD["configs"]["instruction"])
-    assert set(_chunks(first)) <= {b"IHDR", b"pHYs", b"IDAT", b"IEND"}  # no tEXt/tIME
+    assert set(_chunks(first)) <= {b"IHDR", b"pHYs", b"IDAT", b"IEND", b"tEXt", b"iTXt"}
+    assert b"tIME" not in first and b"Software" not in first and b"matplotlib" not in first
+    assert RECORD["configs"]["instruction"].encode() in first  # the title, as PNG text
     initial = render_png(Table(RECORD["configs"]).snapshot(), RECORD["configs"]["instruction"])
     assert initial != first
 
@@ -64,5 +66,6 @@ def test_hostile_titles_and_states_render() -> None:
     snap = _final()
     snap["objects"].append({"name": "$\\frac{1}{0}$ \u202e\U0001f600 block", "kind": "block",
                             "pos": [0.0, -0.5, 0.02]})  # fmt: skip
-    for title in ("$x^{$", "\\" * 500, "line\nbreak " * 200, "\U0001f600" * 300, ""):
+    for title in ("$x^{$", "\\" * 500, "line\nbreak " * 200, "\U0001f600" * 300, "",
+                  "nul\x00 and \ud800 lone surrogate", "é" * 10**6):  # fmt: skip
         assert render_png(snap, title).startswith(PNG_MAGIC)
