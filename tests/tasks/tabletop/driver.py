@@ -34,6 +34,7 @@ class Driver:
     write: Writer
     merged_scope: bool = False
     calls: list[tuple[str, str]] = field(default_factory=list)  # (lmp, query) in call order
+    programs: list[str] = field(default_factory=list)  # every program the writer gave
     variable: dict[str, Any] = field(default_factory=dict)
     depth: int = 0
 
@@ -62,6 +63,7 @@ class Driver:
         try:
             self.calls.append((lmp, query))
             code = self.write(lmp, query, context)
+            self.programs.append(code)
             self._generate_missing(code, {})
             full = f"{context}\n{code}" if context else code
             scope = {**self.fixed, **self.variable}
@@ -96,6 +98,7 @@ class Driver:
     def _create(self, name: str, signature: str, created: dict[str, Any]) -> Any:
         self.calls.append(("fgen", signature))
         source = self.write("fgen", signature, "")
+        self.programs.append(source)
         scope = {**self.fixed, **self.variable, **created}
         local: dict[str, Any] = {}
         exec(compile(source, f"<fgen {name}>", "exec"), scope, local)

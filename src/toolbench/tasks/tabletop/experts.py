@@ -105,6 +105,8 @@ def baseline_program(lmp: str, query: str, context: str = "") -> str:
         tid, slots = matched
         naive = p.naive_ui_program(tid, slots, context_objects(context))
         return naive if naive is not None else p.ui_program(tid, slots)
+    if lmp == "parse_obj_name":
+        return p.naive_obj_name_program(query, context_objects(context))
     return ideal_program(lmp, query, context)
 
 

@@ -37,93 +37,67 @@ def _toward(distance: str) -> str:
 # -- tabletop_ui --------------------------------------------------------------------------
 
 
+_BLOCKS = "block_names = parse_obj_name('the blocks', {ctx})"
+_BOWLS = "bowl_names = parse_obj_name('the bowls', {ctx})"
+_EACH_TO = ("for block_name in block_names:", "    put_first_on_second(block_name, {to})")
+_INDEXED = ("for i in range(min(len(block_names), len(place_names))):",
+            "    put_first_on_second(block_names[i], place_names[i])")  # fmt: skip
+
+# What the plans ask the sub-LMPs, per template (slot values filled in as plain text).
+PHRASES = {
+    "SI_5": "the blocks to the {direction} of the {bowl}",
+    "SI_6": "the block {toward} the {bowl}",
+    "SI_7": "the {nth} block from the {direction}",
+    "UI_3": "a point {magnitude} to the {direction} of the {bowl}",
+    "UI_4": "the corner {toward} the {bowl}",
+}
+
+# The expert's plan per template: lines whose {fields} are Python literals (see ui_program).
+PLANS: dict[str, tuple[str, ...]] = {
+    "SI_0": ("put_first_on_second({block}, {object1})",),
+    "SI_1": (_BLOCKS, "stack_objects_in_order(object_names=block_names)"),
+    "SI_2": (_BLOCKS, *_EACH_TO),
+    "SI_3": (_BLOCKS, *_EACH_TO),
+    "SI_4": (_BLOCKS, _BOWLS, "for block_name in block_names:",
+             "    bowl_name = block_name.replace('block', 'bowl')",
+             "    if bowl_name in bowl_names:",
+             "        put_first_on_second(block_name, bowl_name)"),
+    "SI_5": ("block_names = parse_obj_name({phrase}, {ctx})", *_EACH_TO),
+    "SI_6": ("block_name = parse_obj_name({phrase}, {ctx})",
+             "put_first_on_second(block_name, {to})"),
+    "SI_7": ("block_name = parse_obj_name({phrase}, {ctx})",
+             "put_first_on_second(block_name, {to})"),
+    "UI_0": (_BLOCKS, f"place_names = {CORNER_LIST}", *_INDEXED),
+    "UI_1": (_BLOCKS, _BOWLS,
+             "pairs = pair_blocks_with_other_colored_bowls(block_names=block_names, "
+             "bowl_names=bowl_names)",
+             "for pair in pairs:",
+             "    put_first_on_second(pair[0], pair[1])"),
+    "UI_2": (_BLOCKS, "put_first_on_second(block_names[0], {to})",
+             "stack_objects_in_order(object_names=block_names)"),
+    "UI_3": ("target_pos = parse_position({phrase}, {ctx})",
+             "put_first_on_second({block}, target_pos)"),
+    "UI_4": ("corner_pos = parse_position({phrase}, {ctx})",
+             "put_first_on_second({block}, corner_pos)"),
+    "UI_5": (_BLOCKS,
+             "line_pts = parse_position(f'a {line} line with {{len(block_names)}} points', {ctx})",
+             "for i in range(len(block_names)):",
+             "    put_first_on_second(block_names[i], line_pts[i])"),
+    "UI_6": (_BLOCKS, f"place_names = {SIDE_LIST}", *_INDEXED),
+}  # fmt: skip
+
+
 def ui_program(tid: str, s: dict[str, str]) -> str:
-    """The expert's top-level plan for one template instance."""
-    blocks = _parse("parse_obj_name", "the blocks", "block_names")
-    bowls = _parse("parse_obj_name", "the bowls", "bowl_names")
-    place = _q(s.get("corner_or_side", ""))
-    each_to_place = _lines(
-        "for block_name in block_names:", f"    put_first_on_second(block_name, {place})"
-    )
-    if tid == "SI_0":
-        return f"put_first_on_second({_q(s['block'])}, {_q(s['object1'])})"
-    if tid == "SI_1":
-        return _lines(blocks, "stack_objects_in_order(object_names=block_names)")
-    if tid == "SI_2":
-        return _lines(blocks, each_to_place)
-    if tid == "SI_3":
-        return _lines(
-            blocks,
-            "for block_name in block_names:",
-            f"    put_first_on_second(block_name, {_q(s['bowl'])})",
-        )
-    if tid == "SI_4":
-        return _lines(
-            blocks,
-            bowls,
-            "for block_name in block_names:",
-            "    bowl_name = block_name.replace('block', 'bowl')",
-            "    if bowl_name in bowl_names:",
-            "        put_first_on_second(block_name, bowl_name)",
-        )
-    if tid == "SI_5":
-        phrase = f"the blocks to the {s['direction']} of the {s['bowl']}"
-        return _lines(_parse("parse_obj_name", phrase, "block_names"), each_to_place)
-    if tid == "SI_6":
-        phrase = f"the block {_toward(s['distance'])} the {s['bowl']}"
-        return _lines(
-            _parse("parse_obj_name", phrase, "block_name"),
-            f"put_first_on_second(block_name, {place})",
-        )
-    if tid == "SI_7":
-        phrase = f"the {s['nth']} block from the {s['direction']}"
-        return _lines(
-            _parse("parse_obj_name", phrase, "block_name"),
-            f"put_first_on_second(block_name, {place})",
-        )
-    if tid in ("UI_0", "UI_6"):
-        return _lines(
-            blocks,
-            f"place_names = {CORNER_LIST if tid == 'UI_0' else SIDE_LIST}",
-            "for i in range(min(len(block_names), len(place_names))):",
-            "    put_first_on_second(block_names[i], place_names[i])",
-        )
-    if tid == "UI_1":
-        return _lines(
-            blocks,
-            bowls,
-            "pairs = pair_blocks_with_other_colored_bowls(block_names=block_names, "
-            "bowl_names=bowl_names)",
-            "for pair in pairs:",
-            "    put_first_on_second(pair[0], pair[1])",
-        )
-    if tid == "UI_2":
-        return _lines(
-            blocks,
-            f"put_first_on_second(block_names[0], {place})",
-            "stack_objects_in_order(object_names=block_names)",
-        )
-    if tid == "UI_3":
-        phrase = f"a point {s['magnitude']} to the {s['direction']} of the {s['bowl']}"
-        return _lines(
-            _parse("parse_position", phrase, "target_pos"),
-            f"put_first_on_second({_q(s['block'])}, target_pos)",
-        )
-    if tid == "UI_4":
-        phrase = f"the corner {_toward(s['distance'])} the {s['bowl']}"
-        return _lines(
-            _parse("parse_position", phrase, "corner_pos"),
-            f"put_first_on_second({_q(s['block'])}, corner_pos)",
-        )
-    if tid == "UI_5":
-        return _lines(
-            blocks,
-            f"line_pts = parse_position(f'a {s['line']} line with {{len(block_names)}} points', "
-            f"{OBJECTS_ARG})",
-            "for i in range(len(block_names)):",
-            "    put_first_on_second(block_names[i], line_pts[i])",
-        )
-    raise ValueError(f"no plan for {tid}")
+    """The expert's top-level plan for one template instance. Slot values enter the code as
+    string literals (``repr``); only ``line``, one of three fixed words, is spliced into an
+    f-string's text."""
+    values = {key: _q(value) for key, value in s.items()}
+    if tid in PHRASES:
+        values["phrase"] = _q(PHRASES[tid].format(**s, toward=_toward(s.get("distance", ""))))
+    values["to"] = _q(s.get("corner_or_side", s.get("bowl", "")))
+    values["line"] = s.get("line", "") if s.get("line") in LINE_ENDS else "vertical"
+    values["ctx"] = OBJECTS_ARG
+    return "\n".join(PLANS[tid]).format(**values)
 
 
 def naive_ui_program(tid: str, s: dict[str, str], objects: list[str]) -> str | None:
@@ -143,6 +117,12 @@ def naive_ui_program(tid: str, s: dict[str, str], objects: list[str]) -> str | N
             if bowls
         ]
         return _lines(*rows) if rows else "say('there are no bowls')"
+    if tid == "SI_6":  # hands the instruction's own words to parse_obj_name
+        phrase = f"the block {s['distance']} to the {s['bowl']}"
+        return _lines(
+            _parse("parse_obj_name", phrase, "block_name"),
+            f"put_first_on_second(block_name, {_q(s['corner_or_side'])})",
+        )
     if tid == "UI_4":  # knows only the nearest corner, by name
         corner = f"get_corner_name(get_obj_pos({_q(s['bowl'])}))"
         return f"put_first_on_second({_q(s['block'])}, {corner})"
@@ -154,6 +134,16 @@ def naive_ui_program(tid: str, s: dict[str, str], objects: list[str]) -> str | N
             f"    put_first_on_second({blocks!r}[i], np.array([{dx} * i, -0.5 + {dy} * i]))",
         )
     return None
+
+
+def naive_obj_name_program(query: str, objects: list[str]) -> str:
+    """The baseline's parse_obj_name: its demonstrations show only "the block nearest the
+    ...", so any "the block <word> to/from the <bowl>" gets the nearest block."""
+    text = " ".join(query.lower().split())
+    found = re.fullmatch(r"the block \w+ (?:to|from) the (.+)", text)
+    if found:
+        return obj_name_program(f"the block closest to the {found.group(1)}", objects)
+    return obj_name_program(query, objects)
 
 
 # -- parse_obj_name -----------------------------------------------------------------------

@@ -35,7 +35,7 @@ EDGE_POINTS = tuple(
                              (0.3, -0.8), (0.0, -0.8), (-0.3, -0.8), (-0.3, -0.5))
 )  # fmt: skip
 TRIES_PER_OBJECT = 100
-MAX_LINE_CHARS = 1_000_000
+MAX_LINE_BYTES = 1_000_000  # one record is a few hundred bytes
 
 Layout = dict[str, list[list[str]]]
 
@@ -92,7 +92,7 @@ def _parse_line(text: str) -> Any:
     ``ast.literal_eval``, which evaluates nothing)."""
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     try:
         return ast.literal_eval(text)
@@ -155,16 +155,20 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     """All records of a test.jsonl; the first bad line stops the load with exit 2."""
     records: list[dict[str, Any]] = []
     try:
-        handle = path.open(encoding="utf-8")
+        handle = path.open("rb")
     except OSError as exc:
         raise UserError(f"{path}: cannot read ({exc.strerror}); check the --data-dir") from None
     with handle:
-        for number, line in enumerate(handle, start=1):
+        for number, raw in enumerate(iter(lambda: handle.readline(MAX_LINE_BYTES), b""), 1):
+            where = f"{path}:{number}"
+            if len(raw) >= MAX_LINE_BYTES:
+                raise UserError(f"{where}: line longer than {MAX_LINE_BYTES} bytes; {FIX}")
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise UserError(f"{where}: not UTF-8 text; save the file as UTF-8") from None
             if not line.strip():
                 continue
-            where = f"{path}:{number}"
-            if len(line) > MAX_LINE_CHARS:
-                raise UserError(f"{where}: line longer than {MAX_LINE_CHARS} characters; {FIX}")
             try:
                 records.append(validate_record(_parse_line(line)))
             except (ValueError, KeyError, TypeError) as exc:
