@@ -44,12 +44,12 @@ from toolbench.sandbox._protocol import (
     RESULT,
     encode_result,
 )
+from toolbench.sandbox._stream import WORLD_READY, Stream
 from toolbench.sandbox._worker import Executor, build_world, harden, internal_reply
 from toolbench.sandbox.limits import Limits
 from toolbench.sandbox.world import PREPARE_HOOK, PRIME_HOOK, SHARED_FLAG, split_ref
 
 CHILD_GRACE_S = 0.25  # past its wall limit a program process gets this long, then SIGKILL
-WORLD_READY = b"W"  # a program process has built its world; program code may run from now
 _MAX_PRIMED = 4096
 
 
@@ -252,7 +252,7 @@ class Template:
         calls on the way; (data, timed out). The program's deadline pauses while the parent
         answers a host call; a host call over the size cap or the count cap ends the program
         (the parent would refuse it anyway): (data, timed out, why it must die or None)."""
-        stream = _Stream(fd, self.limits.wall_s + CHILD_GRACE_S, self.max_reply)
+        stream = Stream(fd, self.limits.wall_s + CHILD_GRACE_S, self.max_reply)
         calls = 0
         while True:
             call = stream.next_call()
@@ -416,7 +416,7 @@ class _Spare:
 
     def __init__(self, template: Template) -> None:
         request_read, self.request_write = os.pipe()
-        self.read_fd, write_fd = os.pipe()  # program process -> template (``_Stream``)
+        self.read_fd, write_fd = os.pipe()  # program process -> template (``Stream``)
         answer_read, self.answer_write = os.pipe()  # template -> program process: host answers
         self.pid = os.fork()
         if self.pid == 0:
@@ -450,84 +450,6 @@ class _Spare:
             os.kill(self.pid, signal.SIGKILL)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self.pid, 0)
-
-
-class _Stream:
-    """The program process's pipe as the template reads it: ``WORLD_READY``, then any number of
-    host calls (``host.CALL`` + length + JSON), then the reply up to end of file; a deadline
-    (monotonic seconds) and a cap on what is kept."""
-
-    def __init__(self, fd: int, budget_s: float, cap: int) -> None:
-        import select
-
-        self.fd = fd
-        self.deadline = time.monotonic() + budget_s
-        self.cap = cap
-        self.buffer = bytearray()
-        self.start = 0  # host calls are parsed from here (after WORLD_READY); -1: no more
-        self.timed_out = False
-        self.eof = False
-        self.poller = select.poll()
-        self.poller.register(fd, select.POLLIN)
-
-    def _fill(self) -> bool:
-        """Read more; False at end of file, at the deadline or past the cap."""
-        if self.eof or self.timed_out or len(self.buffer) > self.cap:
-            return False
-        remaining = self.deadline - time.monotonic()
-        if remaining <= 0 or not self.poller.poll(max(1, int(remaining * 1000))):
-            self.timed_out = True
-            return False
-        chunk = os.read(self.fd, 1 << 16)
-        if not chunk:
-            self.eof = True
-            return False
-        self.buffer += chunk
-        return True
-
-    def next_call(self) -> bytes | None:
-        """The next host call's JSON body (at most ``cap + 1`` bytes of it: the caller refuses
-        an oversized one), or None once the reply follows (read to its end) or nothing does."""
-        while True:
-            if self.start == 0:
-                if not self.buffer:
-                    if not self._fill():
-                        return None
-                    continue
-                self.start = len(WORLD_READY) if self.buffer[:1] == WORLD_READY else -1
-            if self.start == -1:
-                while self._fill():
-                    pass
-                return None
-            if len(self.buffer) <= self.start:
-                if not self._fill():
-                    return None
-                continue
-            if self.buffer[self.start : self.start + 1] != host.CALL:
-                self.start = -1
-                continue
-            body = self._call_body()
-            if body is not None:
-                return body
-            if not self._fill():
-                return None
-
-    def _call_body(self) -> bytes | None:
-        """The host call at ``start`` if it has fully arrived (removed from the buffer)."""
-        end = self.start + 1 + host.LENGTH.size
-        if len(self.buffer) < end:
-            return None
-        (size,) = host.LENGTH.unpack_from(self.buffer, self.start + 1)
-        if size > self.cap:
-            return bytes(self.cap + 1)
-        if len(self.buffer) < end + size:
-            return None
-        body = bytes(self.buffer[end : end + size])
-        del self.buffer[self.start : end + size]
-        return body
-
-    def data(self) -> bytes:
-        return bytes(self.buffer[: self.cap + 1])
 
 
 def main(conn: Connection, config: dict[str, Any]) -> None:
