@@ -96,8 +96,6 @@ class Template:
         # One per world module: a program that got past the in-process policy could leave
         # something behind in its shared process, but never reach another task's programs.
         self.shared: dict[str, _SharedProcess] = {}
-        self.spare: _Spare | None = None  # the next program process, forked ahead
-        self.want_spare = False  # only once programs have needed one
         self.nonce = b""
         self.seccomp = False
         if use_seccomp and seccomp_filter.available(libraries):
@@ -126,7 +124,6 @@ class Template:
                 self.nonce, request = body[:NONCE_BYTES], body[NONCE_BYTES:]
                 reply = self.handle(request)
                 self.conn.send_bytes(reply[:1] + self.nonce + reply[1:])
-                self.ready_spare()
             else:
                 return  # the parent never sends anything else
 
@@ -181,50 +178,28 @@ class Template:
     # -- a fresh process per program -----------------------------------------------------------
 
     def _run_forked(self, name: str, args: list[Any], kwargs: dict[str, Any], source: str) -> bytes:
-        """Run the program in a program process: the spare forked after the last program if
-        there is one (the fork and its seccomp filter then cost no time on this request's
-        path), else a fresh fork. Either way it was forked from this template as it is now."""
-        self.want_spare = True
-        head = json.dumps([name, args, kwargs])
-        request = (head + "\0" + source).encode("utf-8", "surrogatepass")
-        process = self._take_spare(request)
-        try:
-            data, timed_out, problem = self._converse(process.read_fd, process.answer_write)
-        finally:
-            process.close()
-        status = self._reap(process.pid, kill=timed_out or problem is not None)
-        return _died(problem) if problem else self._judge(data, timed_out, status)
-
-    def _take_spare(self, request: bytes) -> _Spare:
-        spare, self.spare = self.spare, None
-        for _ in range(2):  # a spare that died meanwhile is replaced by a fresh fork
-            if spare is None:
-                spare = _Spare(self)
+        read_fd, write_fd = os.pipe()  # program process -> template: replies and host calls
+        answer_read, answer_write = os.pipe()  # template -> program process: host answers
+        pid = os.fork()
+        if pid == 0:  # the program process
             try:
-                spare.send(request)
-                return spare
-            except OSError:
-                spare.end()
-                spare = None
-        raise RuntimeError("a program process could not be started")
-
-    def ready_spare(self) -> None:
-        """After a reply: fork the next program process now, while the parent is busy."""
-        if self.want_spare and self.spare is None:
-            self.spare = _Spare(self)
-
-    def _spare_process(self, requests: int, out: int, answers: int) -> None:
-        """The program process's life: wait for one program, then run it (see ``_Spare``)."""
-        self._become_program_process()
-        host.bind(out, answers, self.limits, self.executor.timers, self.executor.code)
-        chunks = []
-        while chunk := os.read(requests, 1 << 16):
-            chunks.append(chunk)
-        if not chunks:
-            return  # retired before it got a program
-        head, _, source = b"".join(chunks).decode("utf-8", "surrogatepass").partition("\0")
-        name, args, kwargs = json.loads(head)
-        self._program_process(self.factories[name], args, kwargs, source, out)
+                os.close(read_fd)
+                os.close(answer_write)
+                self._become_program_process()
+                executor = self.executor
+                host.bind(write_fd, answer_read, self.limits, executor.timers, executor.code)
+                self._program_process(self.factories[name], args, kwargs, source, write_fd)
+            finally:
+                os._exit(0)  # never run the template's cleanup, or anything the program left
+        os.close(write_fd)
+        os.close(answer_read)
+        try:
+            data, timed_out, problem = self._converse(read_fd, answer_write)
+        finally:
+            os.close(read_fd)
+            os.close(answer_write)
+        status = self._reap(pid, kill=timed_out or problem is not None)
+        return _died(problem) if problem else self._judge(data, timed_out, status)
 
     def _become_program_process(self) -> None:
         self.conn.close()  # the parent's channel is the template's alone
@@ -322,14 +297,10 @@ class Template:
         return reply
 
     def _retire_shared(self) -> None:
-        """End every shared process and the spare (they were forked before the template last
-        changed)."""
+        """End every shared process (they were forked before the template last changed)."""
         for process in self.shared.values():
             process.end()
         self.shared.clear()
-        if self.spare is not None:
-            self.spare.end()
-            self.spare = None
 
 
 def _kind_of(reply: bytes) -> str | None:
@@ -407,49 +378,6 @@ class _SharedProcess:
         if problem == "died":
             return _exit_description(status)
         return problem
-
-
-class _Spare:
-    """A program process forked ahead of its program, already behind its seccomp filter and
-    waiting on a pipe: ``send`` hands it the program (factory name, arguments, source) and
-    closes the pipe; end of file without a program makes it exit."""
-
-    def __init__(self, template: Template) -> None:
-        request_read, self.request_write = os.pipe()
-        self.read_fd, write_fd = os.pipe()  # program process -> template (``Stream``)
-        answer_read, self.answer_write = os.pipe()  # template -> program process: host answers
-        self.pid = os.fork()
-        if self.pid == 0:
-            try:
-                for fd in (self.request_write, self.read_fd, self.answer_write):
-                    os.close(fd)
-                template._spare_process(request_read, write_fd, answer_read)
-            finally:
-                os._exit(0)  # never run the template's cleanup, or anything the program left
-        for fd in (request_read, write_fd, answer_read):
-            os.close(fd)
-
-    def send(self, request: bytes) -> None:
-        try:
-            _write_all(self.request_write, request)
-        finally:
-            os.close(self.request_write)
-            self.request_write = -1
-
-    def close(self) -> None:
-        for fd in (self.request_write, self.read_fd, self.answer_write):
-            if fd >= 0:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-        self.request_write = self.read_fd = self.answer_write = -1
-
-    def end(self) -> None:
-        """Retire it unused (or after a failed hand-over): kill and reap."""
-        self.close()
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.pid, signal.SIGKILL)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(self.pid, 0)
 
 
 def main(conn: Connection, config: dict[str, Any]) -> None:
