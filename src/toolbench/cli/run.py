@@ -149,7 +149,12 @@ def command_prompt(args: argparse.Namespace, console: Console, default_cache: Pa
     prompter = Prompter(
         data.context, prompt_config_for(task, config), args.cache_dir or default_cache
     )
-    request = prompter.request(by_id[args.sample])
+    # A task whose first prompt is not docs + demonstrations (tabletop's LMPs) builds it.
+    first_request = getattr(task, "first_request", None)
+    if callable(first_request):
+        request = first_request(by_id[args.sample], prompter.config)
+    else:
+        request = prompter.request(by_id[args.sample])
     if request.prompt is not None:
         console.out(request.prompt, end="", highlight=False)
     else:

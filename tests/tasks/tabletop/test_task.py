@@ -185,3 +185,18 @@ def test_original_layout_data_dir_runs(cli: Callable[..., CliResult], tmp_path: 
     assert code == 0, err
     info, records = read_run(tmp_path / "run")
     assert len(records) == 5 and info["metrics"]["tabletop"]["success_rate_strict"] == 1.0
+
+
+def test_prompt_command_shows_the_first_lmp_prompt(cli: Callable[..., CliResult]) -> None:
+    from toolbench.tasks.tabletop import prompts
+
+    code, shown, err = cli("prompt", "tabletop", "--sample", "SI_0-0")
+    assert code == 0, err
+    record = json.loads((V0 / "test.jsonl").read_text().splitlines()[0])
+    configs = record["configs"]
+    objects = [*configs["block_list"], *configs["bowl_list"]]
+    expected = (
+        f"{prompts.BASE_PROMPTS['tabletop_ui']}\n\nobjects = {objects!r}\n"
+        f"# {configs['instruction']}."
+    )
+    assert shown == expected

@@ -66,14 +66,19 @@ class LmpSession:
             return await self._fgen(function, signature)
         raise HostRefused(f"unknown host function {name[:MAX_NAME_CHARS]!r}")
 
-    async def _lmp(self, lmp: str, query: str, context: str) -> str:
+    def lmp_prompt(self, lmp: str, query: str, context: str) -> str:
+        """The prompt of one LMP call (memo 2.2)."""
         spec = LMPS[lmp]
         prompt = self.prompts.get(lmp, "")
         if spec.session:
             prompt += "\n" + self.history.get(lmp, "")
         if context:
             prompt += "\n" + context
-        prompt += f"\n{spec.prefix}{query}{spec.suffix}"
+        return prompt + f"\n{spec.prefix}{query}{spec.suffix}"
+
+    async def _lmp(self, lmp: str, query: str, context: str) -> str:
+        spec = LMPS[lmp]
+        prompt = self.lmp_prompt(lmp, query, context)
         code = await self._ask(lmp, prompt, spec.stops, (lmp, query, context))
         self.trace.append(LmpCall(lmp, query, context))
         if lmp == TOP_LMP and not self.top_code:
@@ -93,6 +98,14 @@ class LmpSession:
     async def _ask(
         self, step: str, prompt: str, stops: tuple[str, ...], ideal_key: tuple[str, str, str]
     ) -> str:
+        request = self.request(step, prompt, stops, ideal_key)
+        generation = await self.generate(request)
+        text = generation.text
+        return extract_program(text) if request.messages is not None else text.strip()
+
+    def request(
+        self, step: str, prompt: str, stops: tuple[str, ...], ideal_key: tuple[str, str, str]
+    ) -> GenerationRequest:
         config = self.config
         chat = config.mode is not Mode.COMPLETION
         messages = (
@@ -100,7 +113,7 @@ class LmpSession:
             if chat
             else None
         )
-        request = GenerationRequest(
+        return GenerationRequest(
             prompt=None if chat else prompt,
             messages=messages,
             stop=(*stops, *HARNESS_STOPS),
@@ -112,9 +125,6 @@ class LmpSession:
             step=step,
             ideal=self.ideal(*ideal_key) if self.ideal is not None else None,
         )
-        generation = await self.generate(request)
-        text = generation.text
-        return extract_program(text) if chat else text.strip()
 
 
 def _text(payload: dict[str, Any], key: str) -> str:

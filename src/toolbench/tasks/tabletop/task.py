@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from toolbench.errors import UserError
+from toolbench.prompts.builder import PromptConfig
 from toolbench.runner.solve import Generate, SampleState
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.tasks.base import LiveOptions, Resources, TaskData, TaskDefaults
@@ -31,7 +32,7 @@ from toolbench.tasks.folder import package_versions, resolve_folder
 from toolbench.tasks.scoring import mean_metrics
 from toolbench.tasks.tabletop import lmp as runtime
 from toolbench.tasks.tabletop.session import LmpSession
-from toolbench.types import Outcome, Sample, Status, TaskContext
+from toolbench.types import GenerationRequest, Outcome, Sample, Status, TaskContext
 
 METRICS = ("success_rate", "success_rate_strict", "crash_rate")
 IMAGES_DIR = "images"
@@ -121,8 +122,23 @@ class TabletopTask:
             details=details,
         )
 
+    def first_request(self, sample: Sample, config: PromptConfig) -> GenerationRequest:
+        """The sample's first model call (``tabletop_ui``), as sent: ``toolbench prompt``."""
+        from toolbench.tasks.tabletop import prompts
+
+        session = LmpSession(sample, 0, _no_model, config, dict(prompts.BASE_PROMPTS))
+        configs = sample.fields["configs"]
+        context = "objects = " + repr([*configs["block_list"], *configs["bowl_list"]])
+        prompt = session.lmp_prompt(runtime.TOP_LMP, sample.query, context)
+        stops = runtime.LMPS[runtime.TOP_LMP].stops
+        return session.request(runtime.TOP_LMP, prompt, stops, (runtime.TOP_LMP, "", ""))
+
     def aggregate(self, outcomes: Sequence[Outcome]) -> dict[str, float]:
         return mean_metrics(outcomes, self.metrics)
+
+
+async def _no_model(request: GenerationRequest) -> Any:
+    raise RuntimeError("no model is asked while a prompt is only shown")
 
 
 def _zero() -> dict[str, float]:
