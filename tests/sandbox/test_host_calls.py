@@ -5,14 +5,18 @@ every worker waiting on the host at once."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.sandbox.host_worlds import hostile_world, lmp_world
 from toolbench.sandbox import HostRefused, Limits, SandboxPool
+from toolbench.sandbox._protocol import ProtocolError, parse_host_call
 
 LIMITS = Limits(wall_s=1.0, cpu_s=1.0, memory_mb=256, max_host_calls=8, max_host_depth=4)
 
@@ -179,3 +183,24 @@ def test_every_worker_inside_a_nested_call_at_once() -> None:
 
     results = asyncio.run(asyncio.wait_for(main(), 60))
     assert [r.state for r in results] == [[100 + i] for i in range(6)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.binary(max_size=300), st.text(max_size=300).map(str.encode)))
+def test_parse_host_call_is_total(body: bytes) -> None:
+    """Whatever a worker sends as a host call, the parent's reading returns a short name and a
+    bounded JSON payload, or refuses it: nothing else."""
+    try:
+        name, _payload = parse_host_call(body, 200)
+    except ProtocolError:
+        return
+    assert isinstance(name, str) and 0 < len(name) <= 64
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b'["x", 1]', b'["ask", {"q": [1, 2.5, null, true]}]', '["ü", "é"]'.encode()],
+)
+def test_parse_host_call_reads_good_calls(body: bytes) -> None:
+    name, payload = parse_host_call(body, 200)
+    assert [name, payload] == json.loads(body)
