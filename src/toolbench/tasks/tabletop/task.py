@@ -14,11 +14,14 @@ crash, as in the original.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import hashlib
 import json
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -106,7 +109,11 @@ class TabletopTask:
         initial = resources.data.gold[sample.id][0]
         details: dict[str, Any] = {"output": result.stdout} if result.stdout else {}
         final = result.state if result.ok else None
-        details.update(_images(resources.run_dir, state, initial, final))
+        if resources.run_dir is not None:
+            drawn = asyncio.get_running_loop().run_in_executor(
+                _drawer(), _images, resources.run_dir, state, initial, final
+            )
+            details.update(await drawn)
         if final is None:
             message = result.error or result.kind
             return Outcome(Status.MODEL_ERROR, metrics=_zero(), message=message, details=details)
@@ -201,6 +208,19 @@ def _images(run_dir: Path | None, state: SampleState, initial: Any, final: Any) 
 
 
 _PNGS: OrderedDict[str, bytes] = OrderedDict()
+_PNGS_LOCK = threading.Lock()
+_DRAWER: list[ThreadPoolExecutor] = []
+
+
+def _drawer() -> ThreadPoolExecutor:
+    """One thread draws every picture, off the event loop (which goes on answering other
+    samples' host calls meanwhile: PNG encoding releases the GIL); one, because matplotlib's
+    font objects are not safe to share between threads."""
+    if not _DRAWER:
+        _DRAWER.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="tabletop-images"))
+    return _DRAWER[0]
+
+
 MAX_PNGS = 512  # drawings remembered (~20 KB each): a sample's epochs share their pictures
 
 
@@ -208,11 +228,14 @@ def _png(render: Any, snapshot: Any, title: str) -> bytes:
     """The drawing of a snapshot, made once: the same table and title always give the same
     bytes, so every epoch of a sample (and an unchanged final table) reuses them."""
     key = hashlib.sha256(json.dumps([snapshot, title], sort_keys=True).encode()).hexdigest()
-    png = _PNGS.get(key)
+    with _PNGS_LOCK:
+        png = _PNGS.get(key)
     if png is None:
-        png = _PNGS[key] = render(snapshot, title)
-        if len(_PNGS) > MAX_PNGS:
-            _PNGS.popitem(last=False)
+        png = render(snapshot, title)
+        with _PNGS_LOCK:
+            _PNGS[key] = png
+            if len(_PNGS) > MAX_PNGS:
+                _PNGS.popitem(last=False)
     return png
 
 
