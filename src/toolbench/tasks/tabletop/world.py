@@ -17,6 +17,7 @@ Refusals raise ``ToolError``: the program crashed, as an exception in the origin
 from __future__ import annotations
 
 import math
+import reprlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -124,9 +125,10 @@ def fixed_scope() -> dict[str, Any]:
 
 
 def _short(value: object, limit: int = 80) -> str:
-    """A model-supplied value for an error message, bounded whatever it is."""
+    """A model-supplied value for an error message, bounded whatever it is (``reprlib``
+    looks at a few items of a container, never all of a huge or deep one)."""
     try:
-        text = repr(value) if not isinstance(value, str) else repr(value[: limit + 1])
+        text = reprlib.repr(value) if not isinstance(value, str) else repr(value[: limit + 1])
     except Exception:
         text = f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -225,7 +227,7 @@ class Table:
         return list(self.kinds)
 
     def is_obj_visible(self, obj_name: Any) -> bool:
-        return obj_name in self.kinds
+        return isinstance(obj_name, str) and obj_name in self.kinds
 
     def _resolve(self, obj_name: Any) -> str:
         """A scene object's name, after the original's clean-up ("the" deleted, "_" spaced)
