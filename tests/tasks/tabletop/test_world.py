@@ -245,7 +245,7 @@ _VALUES = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.sampled_from(API_NAMES), st.lists(_VALUES, min_size=0, max_size=3))
 def test_any_arguments_give_a_value_or_a_tool_error(name: str, args: list[Any]) -> None:
     """Model programs pass anything: the API answers or refuses with ToolError, never

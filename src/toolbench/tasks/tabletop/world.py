@@ -50,6 +50,7 @@ BOWL_HALF_SIZE = 0.07  # bowls are about 14 cm across and 5 cm deep
 BOWL_HEIGHT = 0.05
 PICK_RADIUS = 0.03  # the gripper closes on a block whose centre is this close to the pick xy
 REACH = 0.9  # metres from the robot base (the origin); farther points make the arm fail
+FAR = 1000.0  # metres; a coordinate beyond this is a mistake, not a place (and would overflow)
 COORD_DIGITS = 6  # snapshot precision (micrometres), so snapshots are short and stable
 MAX_SAID = 100  # say() messages kept per sample
 MAX_SAID_CHARS = 500
@@ -362,6 +363,8 @@ def _xy(pos: Any, what: str) -> np.ndarray:
         raise ToolError(f"{what} must be an [x, y] or [x, y, z] vector, got shape {values.shape}")
     if not np.all(np.isfinite(values)):
         raise ToolError(f"{what} is not finite: {_short(values.tolist())}")
+    if np.any(np.abs(values) > FAR):
+        raise ToolError(f"{what} is nowhere near the table: {_short(values.tolist())}")
     return values[:2].copy()
 
 
