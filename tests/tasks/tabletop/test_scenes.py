@@ -121,6 +121,9 @@ def test_original_shape_lines_load_as_json_or_python_literals(tmp_path: Path) ->
         (lambda r: r["configs"]["position_dict"]["block_pos"].pop(), "names but"),
         (lambda r: r["configs"]["position_dict"]["block_pos"][0].__setitem__(0, "x"), "number"),
         (lambda r: r["configs"]["instruction_vars_dict"].update(block="purple block"), "scene"),
+        (lambda r: r.pop("configs_id"), "configs_id"),
+        (lambda r: r["configs"]["position_dict"].pop("bowl_pos"), "position_dict"),
+        (lambda r: r["configs"]["instruction_vars_dict"].update(direction="up"), "direction"),
     ],
 )
 def test_bad_records_name_the_file_and_line(tmp_path: Path, mutate: Any, message: str) -> None:
