@@ -232,6 +232,7 @@ _VALUES = st.recursive(
         st.none(),
         st.booleans(),
         st.integers(-(10**30), 10**30),
+        st.just(10**400),
         st.floats(allow_nan=True, allow_infinity=True),
         st.text(max_size=50),
         st.sampled_from(["red block", "the blue bowl", "top side", "botom right corner"]),

@@ -274,7 +274,7 @@ class Table:
         """[0, 1]^2 table coordinates to metres; numpy broadcasting lets lists of points in."""
         try:
             values = np.asarray(pos_normalized, dtype=np.float64)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise ToolError(f"denormalize_xy needs numbers, got {_short(pos_normalized)}") from None
         if values.size > 10_000 or values.ndim == 0 or values.shape[-1] != 2:
             raise ToolError(f"denormalize_xy needs [x, y] points, got shape {values.shape}")
@@ -357,7 +357,7 @@ def _xy(pos: Any, what: str) -> np.ndarray:
     overwrote it)."""
     try:
         values = np.asarray(pos, dtype=np.float64)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ToolError(f"{what} must be numbers, got {_short(pos)}") from None
     if values.shape not in ((2,), (3,)):
         raise ToolError(f"{what} must be an [x, y] or [x, y, z] vector, got shape {values.shape}")
