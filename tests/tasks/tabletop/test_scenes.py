@@ -122,6 +122,8 @@ def test_original_shape_lines_load_as_json_or_python_literals(tmp_path: Path) ->
         (lambda r: r["configs"]["position_dict"]["block_pos"][0].__setitem__(0, "x"), "number"),
         (lambda r: r["configs"]["instruction_vars_dict"].update(block="purple block"), "scene"),
         (lambda r: r.pop("configs_id"), "configs_id"),
+        (lambda r: r["configs"]["position_dict"]["bowl_pos"][0].__setitem__(1, 10**400), "number"),
+        (lambda r: r["configs"]["position_dict"]["bowl_pos"][0].__setitem__(1, "1e999"), "finite"),
         (lambda r: r["configs"]["position_dict"].pop("bowl_pos"), "position_dict"),
         (lambda r: r["configs"]["instruction_vars_dict"].update(direction="up"), "direction"),
     ],

@@ -145,7 +145,7 @@ def parse_position(values: Any, where: str) -> tuple[float, float, float]:
             raise ValueError(f"{where}: coordinate {_short(value)} is not a number")
         try:
             number = float(value)
-        except ValueError:
+        except (ValueError, OverflowError):
             raise ValueError(f"{where}: coordinate {_short(value)} is not a number") from None
         if not math.isfinite(number):
             raise ValueError(f"{where}: coordinate {_short(value)} is not finite")
