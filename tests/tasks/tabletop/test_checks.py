@@ -252,3 +252,17 @@ def test_broken_inputs_are_failures_with_a_note_not_exceptions() -> None:
     final["objects"] = final["objects"][1:]  # an object vanished
     cfg = configs({"block": "red block", "object1": "blue bowl"})
     assert not check("SI_0", cfg, state(cfg, {}), final).success
+
+
+def test_stored_targets_are_used_as_written_and_disagreements_noted() -> None:
+    """The original scored SI_6/SI_7 against the target stored at generation time (from
+    PyBullet's settled scene); we do too, and say when the initial table disagrees."""
+    # the red block is the closest to the blue bowl; the record says the blue block
+    variables = {"distance": "closest", "bowl": "blue bowl", "corner_or_side": "bottom side"}
+    cfg = configs({**variables, "target_block": "blue block"})
+    result = check("SI_6", cfg, state(cfg, {}), state(cfg, {"blue block": at("bottom side")}))
+    assert result.success and result.strict_success
+    assert "'blue block' differs from the initial table's 'red block'" in result.notes[0]
+    cfg = configs({**variables, "target_block": "red block"})
+    final = state(cfg, {"red block": at("bottom side")})
+    assert check("SI_6", cfg, state(cfg, {}), final).notes == []

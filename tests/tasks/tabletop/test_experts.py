@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from tests.tasks.tabletop.driver import drive
 from toolbench.sandbox.codecache import compile_program
-from toolbench.tasks.tabletop import experts
+from toolbench.tasks.tabletop import experts, generator
 from toolbench.tasks.tabletop.checks import check
 from toolbench.tasks.tabletop.prompts import BASE_PROMPTS
 from toolbench.tasks.tabletop.scenes import read_records
@@ -168,3 +168,9 @@ def test_fgen_answers_define_the_asked_function(signature: str) -> None:
     name = experts.p.called_name(signature)
     if name:
         assert tree.body[0].name == name
+
+
+def test_oracle_also_solves_data_from_another_seed() -> None:
+    """Not tuned to v0: a fresh draw of scenes and slot values is solved as well."""
+    for record in generator.generate("test", 60, 7):
+        assert _score(record, _oracle)[:2] == (True, True), record["tester_id"]

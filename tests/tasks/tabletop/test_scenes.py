@@ -121,6 +121,11 @@ def test_original_shape_lines_load_as_json_or_python_literals(tmp_path: Path) ->
         (lambda r: r["configs"]["position_dict"]["block_pos"].pop(), "names but"),
         (lambda r: r["configs"]["position_dict"]["block_pos"][0].__setitem__(0, "x"), "number"),
         (lambda r: r["configs"]["instruction_vars_dict"].update(block="purple block"), "scene"),
+        (lambda r: r.pop("configs_id"), "configs_id"),
+        (lambda r: r["configs"]["position_dict"]["bowl_pos"][0].__setitem__(1, 10**400), "number"),
+        (lambda r: r["configs"]["position_dict"]["bowl_pos"][0].__setitem__(1, "1e999"), "finite"),
+        (lambda r: r["configs"]["position_dict"].pop("bowl_pos"), "position_dict"),
+        (lambda r: r["configs"]["instruction_vars_dict"].update(direction="up"), "direction"),
     ],
 )
 def test_bad_records_name_the_file_and_line(tmp_path: Path, mutate: Any, message: str) -> None:
@@ -163,3 +168,48 @@ def test_a_huge_line_is_refused_without_parsing(tmp_path: Path) -> None:
     path.write_text(GOOD + "\n" + "[" * 2_000_000 + "\n", encoding="utf-8")
     with pytest.raises(UserError, match=r"huge\.jsonl:2: line longer"):
         read_records(path)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [prefix]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            out += _paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            out += _paths(item, (*prefix, index))
+    return out
+
+
+RECORD_PATHS = _paths(json.loads(GOOD))[1:]
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.sampled_from(RECORD_PATHS), _JSON)
+def test_any_value_anywhere_in_a_record_loads_or_is_a_user_error(
+    tmp_path: Path, path: tuple[Any, ...], value: Any
+) -> None:
+    record = json.loads(GOOD)
+    target = record
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    file = tmp_path / "m.jsonl"
+    file.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    try:
+        loaded = read_records(file)
+    except UserError as exc:
+        assert str(exc).startswith(f"{file}:1: ") and "\n" not in str(exc)
+    else:
+        Table(loaded[0]["configs"])  # what loads, builds a table

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolbench.tasks.tabletop.templates import DIRECTION_XY, MAGNITUDES
+from toolbench.tasks.tabletop.templates import DIRECTION_XY, MAGNITUDES, NTH
 from toolbench.tasks.tabletop.world import BLOCK_REST_Z, BLOCK_SIZE, CORNERS, PLACES, SIDES
 
 THRESHOLD = 0.05
@@ -243,6 +243,49 @@ def holds(
     return RULES[tester_id](_case(configs, snapshot), strict)
 
 
+def derive_targets(
+    tester_id: str, variables: Mapping[str, Any], snapshot: Mapping[str, Any]
+) -> dict[str, Any]:
+    """SI_5/SI_6/SI_7's stored targets, computed on an initial table as the original's tester
+    did when it wrote the record (empty for the other templates)."""
+    pos = positions(snapshot)
+    blocks = [str(o["name"]) for o in snapshot["objects"] if o["kind"] == "block"]
+    if tester_id == "SI_5":
+        dx, dy = DIRECTION_XY[variables["direction"]]
+        bx, by, _ = pos[variables["bowl"]]
+        out: dict[str, Any] = {
+            "target_blocks": [
+                b for b in blocks if (pos[b][0] - bx) * dx + (pos[b][1] - by) * dy > 0
+            ]
+        }
+        out.update({f"{b}_initial_pos": [round(v, 6) for v in pos[b]] for b in blocks})
+        return out
+    if tester_id == "SI_6":
+        bowl = pos[variables["bowl"]]
+        pick = min if variables["distance"] == "closest" else max
+        return {"target_block": pick(blocks, key=lambda b: math.dist(pos[b], bowl))}
+    if tester_id == "SI_7":
+        dx, dy = DIRECTION_XY[variables["direction"]]
+        order = sorted(blocks, key=lambda b: -(pos[b][0] * dx + pos[b][1] * dy))
+        return {"target_block": order[NTH.index(variables["nth"])]}
+    return {}
+
+
+def _target_notes(
+    tester_id: str, configs: Mapping[str, Any], initial: Mapping[str, Any]
+) -> list[str]:
+    """Stored targets that the initial table does not bear out (e.g. the original's, taken
+    from PyBullet's settled scene): scored with the stored ones, as the original, but said."""
+    stored = configs["instruction_vars_dict"]
+    notes = []
+    for key, value in derive_targets(tester_id, stored, initial).items():
+        if key in ("target_block", "target_blocks") and stored.get(key) != value:
+            notes.append(
+                f"stored {key} {stored.get(key)!r} differs from the initial table's {value!r}"
+            )
+    return notes
+
+
 def check(
     tester_id: str,
     configs: Mapping[str, Any],
@@ -258,6 +301,7 @@ def check(
         success = holds(tester_id, configs, final_snapshot, strict=False)
         strict = holds(tester_id, configs, final_snapshot, strict=True)
         trivial = holds(tester_id, configs, initial_snapshot, strict=True)
+        notes += _target_notes(tester_id, configs, initial_snapshot)
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         return CheckResult(False, False, [f"check could not run: {type(exc).__name__}: {exc}"])
     if trivial:

@@ -22,7 +22,7 @@ import math
 import random
 from typing import Any
 
-from toolbench.tasks.tabletop.checks import corner_for, holds
+from toolbench.tasks.tabletop.checks import corner_for, derive_targets, holds
 from toolbench.tasks.tabletop.scenes import layouts
 from toolbench.tasks.tabletop.templates import (
     BLOCKS,
@@ -30,7 +30,6 @@ from toolbench.tasks.tabletop.templates import (
     CHOICES,
     DIRECTION_XY,
     MAGNITUDES,
-    NTH,
     TEMPLATES,
     Template,
     line_points,
@@ -79,28 +78,24 @@ def _on_side(block: tuple[float, float], bowl: tuple[float, float], direction: s
 
 
 def _derive(tester_id: str, v: dict[str, Any], table: Table) -> str | None:
-    """Add the stored targets to ``v``; a reason when the sample is ambiguous."""
+    """Add the stored targets to ``v`` (``checks.derive_targets``, as the original's tester);
+    a reason instead when the instruction would hinge on less than ``MARGIN``."""
     xy = {name: (float(p[0]), float(p[1])) for name, p in table.pos.items()}
     blocks = [n for n, k in table.kinds.items() if k == "block"]
     if tester_id == "SI_5":
-        sides = {b: _on_side(xy[b], xy[v["bowl"]], v["direction"]) for b in blocks}
-        if any(abs(s) < MARGIN for s in sides.values()):
+        sides = [_on_side(xy[b], xy[v["bowl"]], v["direction"]) for b in blocks]
+        if any(abs(s) < MARGIN for s in sides):
             return "a block is level with the bowl"
-        v["target_blocks"] = [b for b in blocks if sides[b] > 0]
-        for b in blocks:
-            v[f"{b}_initial_pos"] = [round(float(c), 6) for c in table.pos[b]]
     elif tester_id == "SI_6":
-        bowl = table.pos[v["bowl"]]
-        dist = sorted((math.dist(table.pos[b], bowl), b) for b in blocks)
-        if dist[1][0] - dist[0][0] < MARGIN or dist[-1][0] - dist[-2][0] < MARGIN:
+        dist = sorted(math.dist(table.pos[b], table.pos[v["bowl"]]) for b in blocks)
+        if dist[1] - dist[0] < MARGIN or dist[-1] - dist[-2] < MARGIN:
             return "two blocks are about as far from the bowl"
-        v["target_block"] = dist[0][1] if v["distance"] == "closest" else dist[-1][1]
     elif tester_id == "SI_7":
         dx, dy = DIRECTION_XY[v["direction"]]
-        keys = sorted((-(xy[b][0] * dx + xy[b][1] * dy), b) for b in blocks)
-        if any(b[0] - a[0] < MARGIN for a, b in itertools.pairwise(keys)):
+        keys = sorted(-(xy[b][0] * dx + xy[b][1] * dy) for b in blocks)
+        if any(b - a < MARGIN for a, b in itertools.pairwise(keys)):
             return "two blocks are level in that direction"
-        v["target_block"] = keys[NTH.index(v["nth"])][1]
+    v.update(derive_targets(tester_id, v, table.snapshot()))
     return None
 
 

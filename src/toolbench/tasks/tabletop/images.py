@@ -32,7 +32,7 @@ from toolbench.tasks.tabletop.world import (
     TABLE_Y,
 )
 
-SCALE = 400.0  # pixels per metre: the 0.6 m table is 240 px
+SCALE = 320.0  # pixels per metre: the 0.6 m table is 192 px
 MARGIN = 8
 WIDTH = int(MARGIN * 2 + (TABLE_X[1] - TABLE_X[0]) * SCALE)
 HEIGHT = int(MARGIN * 2 + (TABLE_Y[1] - TABLE_Y[0]) * SCALE)

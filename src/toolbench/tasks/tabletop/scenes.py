@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from toolbench.errors import UserError
-from toolbench.tasks.tabletop.templates import TEMPLATES
+from toolbench.tasks.tabletop.templates import CHOICES, TEMPLATES
 from toolbench.tasks.tabletop.world import Table, parse_position
 
 LAYOUTS_PER_KEY = 20
@@ -123,11 +123,18 @@ def validate_record(record: Any) -> dict[str, Any]:
     tester_id = record.get("tester_id")
     if tester_id not in TEMPLATES:
         raise ValueError(f"tester_id {tester_id!r} is not one of {', '.join(TEMPLATES)}")
+    if not isinstance(record.get("configs_id"), (int, str)) or isinstance(
+        record.get("configs_id"), bool
+    ):
+        raise ValueError("configs_id must be a number or a string")
     configs = record.get("configs")
     if not isinstance(configs, dict):
         raise ValueError("configs must be an object")
     blocks, bowls = _names(configs, "block_list"), _names(configs, "bowl_list")
-    if not isinstance(configs.get("position_dict"), dict):
+    positions = configs.get("position_dict")
+    if not isinstance(positions, dict) or not all(
+        isinstance(positions.get(k), list) for k in ("block_pos", "bowl_pos")
+    ):
         raise ValueError("configs.position_dict must be an object with block_pos and bowl_pos")
     if not isinstance(configs.get("instruction"), str):
         raise ValueError("configs.instruction must be a string")
@@ -138,6 +145,11 @@ def validate_record(record: Any) -> dict[str, Any]:
     for key in _required_vars(tester_id, configs):
         if key not in variables:
             raise ValueError(f"instruction_vars_dict lacks {key!r}, which {tester_id} needs")
+    for key, allowed in CHOICES.items():
+        if key in variables and variables[key] not in allowed:
+            raise ValueError(
+                f"instruction_vars_dict.{key} {variables[key]!r} is not one of {list(allowed)}"
+            )
     names = set(blocks) | set(bowls)
     for key in ("block", "bowl", "object1", "target_block"):
         if key in variables and variables[key] not in names:

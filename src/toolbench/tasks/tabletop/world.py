@@ -17,6 +17,7 @@ Refusals raise ``ToolError``: the program crashed, as an exception in the origin
 from __future__ import annotations
 
 import math
+import reprlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -49,6 +50,7 @@ BOWL_HALF_SIZE = 0.07  # bowls are about 14 cm across and 5 cm deep
 BOWL_HEIGHT = 0.05
 PICK_RADIUS = 0.03  # the gripper closes on a block whose centre is this close to the pick xy
 REACH = 0.9  # metres from the robot base (the origin); farther points make the arm fail
+FAR = 1000.0  # metres; a coordinate beyond this is a mistake, not a place (and would overflow)
 COORD_DIGITS = 6  # snapshot precision (micrometres), so snapshots are short and stable
 MAX_SAID = 100  # say() messages kept per sample
 MAX_SAID_CHARS = 500
@@ -124,9 +126,10 @@ def fixed_scope() -> dict[str, Any]:
 
 
 def _short(value: object, limit: int = 80) -> str:
-    """A model-supplied value for an error message, bounded whatever it is."""
+    """A model-supplied value for an error message, bounded whatever it is (``reprlib``
+    looks at a few items of a container, never all of a huge or deep one)."""
     try:
-        text = repr(value) if not isinstance(value, str) else repr(value[: limit + 1])
+        text = reprlib.repr(value) if not isinstance(value, str) else repr(value[: limit + 1])
     except Exception:
         text = f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -142,7 +145,7 @@ def parse_position(values: Any, where: str) -> tuple[float, float, float]:
             raise ValueError(f"{where}: coordinate {_short(value)} is not a number")
         try:
             number = float(value)
-        except ValueError:
+        except (ValueError, OverflowError):
             raise ValueError(f"{where}: coordinate {_short(value)} is not a number") from None
         if not math.isfinite(number):
             raise ValueError(f"{where}: coordinate {_short(value)} is not finite")
@@ -225,7 +228,7 @@ class Table:
         return list(self.kinds)
 
     def is_obj_visible(self, obj_name: Any) -> bool:
-        return obj_name in self.kinds
+        return isinstance(obj_name, str) and obj_name in self.kinds
 
     def _resolve(self, obj_name: Any) -> str:
         """A scene object's name, after the original's clean-up ("the" deleted, "_" spaced)
@@ -271,7 +274,7 @@ class Table:
         """[0, 1]^2 table coordinates to metres; numpy broadcasting lets lists of points in."""
         try:
             values = np.asarray(pos_normalized, dtype=np.float64)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise ToolError(f"denormalize_xy needs numbers, got {_short(pos_normalized)}") from None
         if values.size > 10_000 or values.ndim == 0 or values.shape[-1] != 2:
             raise ToolError(f"denormalize_xy needs [x, y] points, got shape {values.shape}")
@@ -354,12 +357,14 @@ def _xy(pos: Any, what: str) -> np.ndarray:
     overwrote it)."""
     try:
         values = np.asarray(pos, dtype=np.float64)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ToolError(f"{what} must be numbers, got {_short(pos)}") from None
     if values.shape not in ((2,), (3,)):
         raise ToolError(f"{what} must be an [x, y] or [x, y, z] vector, got shape {values.shape}")
     if not np.all(np.isfinite(values)):
         raise ToolError(f"{what} is not finite: {_short(values.tolist())}")
+    if np.any(np.abs(values) > FAR):
+        raise ToolError(f"{what} is nowhere near the table: {_short(values.tolist())}")
     return values[:2].copy()
 
 
