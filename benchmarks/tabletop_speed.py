@@ -61,11 +61,14 @@ def main_() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--sandbox-workers", type=int, default=None, help="default: one per CPU")
     args = parser.parse_args()
+    n_workers = args.sandbox_workers
+    workers = () if n_workers is None else ("--sandbox-workers", str(n_workers))
     run("run", "tabletop", "--model", "oracle", "--limit", "10", "--no-cache")  # warm up
     _, info, out = run(
         "run", "tabletop", "--model", "oracle", "--no-cache",
-        "--epochs", str(args.epochs), "--concurrency", str(args.concurrency),
+        "--epochs", str(args.epochs), "--concurrency", str(args.concurrency), *workers,
     )  # fmt: skip
     done = sum(info["counts"]["tabletop"].values())
     rate = info["timing"]["last_session_samples_per_s"]
@@ -73,7 +76,8 @@ def main_() -> int:
     strict = info["metrics"]["tabletop"]["success_rate_strict"]
     per_image = image_seconds(out)
     print(
-        f"tabletop oracle  {done} samples  {rate:7.1f} samples/s  (target {TARGET:.0f}: "
+        f"tabletop oracle  {done} samples ({n_workers or 'default'} workers)  "
+        f"{rate:7.1f} samples/s  (target {TARGET:.0f}: "
         f"{rate / TARGET:.2f}x)  model calls {calls} ({calls / done:.2f}/sample, each a host "
         f"call from the sandbox)  strict={strict:.3f}  images {1000 * per_image:.1f} ms/sample "
         f"({100 * per_image * rate:.0f}% of the time at this rate)"
