@@ -28,11 +28,12 @@ import json
 import os
 import signal
 import struct
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from toolbench.sandbox import audit
+from toolbench.sandbox._protocol import encode_answer, parse_host_call
 from toolbench.sandbox.limits import Limits
 
 CALL = b"H"  # program process -> template: CALL + length + JSON [name, payload]
@@ -182,3 +183,25 @@ def execute(source: str, scope: dict[str, Any]) -> None:
         raise SyntaxError(reason)
     for code in codes:
         exec(code, scope)
+
+
+# -- the parent's side -------------------------------------------------------------------------
+
+# The harness's answer to host calls: (name, JSON payload) -> JSON answer. It may raise
+# ``HostRefused`` to fail the one call; anything else it raises ends the program (its worker is
+# replaced) and propagates to ``SandboxPool.arun``'s caller.
+HostHandler = Callable[[str, Any], Awaitable[Any]]
+
+
+def answerer_for(host: HostHandler, max_bytes: int) -> Callable[[bytes], Awaitable[bytes]]:
+    """The parent's reading of one host call (strict: ``parse_host_call``) and its answer."""
+
+    async def answer(body: bytes) -> bytes:
+        name, payload = parse_host_call(body, max_bytes)
+        try:
+            value = await host(name, payload)
+        except HostRefused as exc:
+            return encode_answer(error=str(exc) or "the host refused the call")
+        return encode_answer(value)
+
+    return answer

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Protocol
 
 from toolbench import __version__
+from toolbench.sandbox.host import HostHandler
 from toolbench.sandbox.limits import Limits
-from toolbench.sandbox.pool import ExecResult, HostHandler, SandboxPool
+from toolbench.sandbox.pool import ExecResult, SandboxPool
 from toolbench.sandbox.world import WorldFactory, factory_function, factory_ref
 
 # Outcomes that are a function of the program alone; the rest depend on the machine.

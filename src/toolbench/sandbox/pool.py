@@ -21,7 +21,7 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,16 +29,9 @@ from typing import Any
 
 from toolbench.sandbox import isolation
 from toolbench.sandbox._process import SandboxError, WorkerProcess
-from toolbench.sandbox._protocol import (
-    INTERNAL,
-    KINDS,
-    ProtocolError,
-    encode_answer,
-    parse_host_call,
-    parse_result,
-)
+from toolbench.sandbox._protocol import INTERNAL, KINDS, ProtocolError, parse_result
 from toolbench.sandbox.files import FILES_HOOK, FileCache
-from toolbench.sandbox.host import HostRefused
+from toolbench.sandbox.host import HostHandler, answerer_for
 from toolbench.sandbox.limits import Limits
 from toolbench.sandbox.world import NETWORK_FLAG, WorldFactory, factory_function, factory_ref
 
@@ -47,11 +40,6 @@ MAX_PROGRAM_CHARS = 100_000
 GRACE_S = 1.0  # the worker's own timers and its template's kill get this long before ours
 
 __all__ = ["KINDS", "ExecResult", "HostHandler", "SandboxError", "SandboxPool"]
-
-# The harness's side of host calls (see host.py): (name, JSON payload) -> JSON answer. It may
-# raise ``HostRefused`` to fail the one call; anything else it raises ends the program (its
-# worker is replaced) and propagates to ``arun``'s caller.
-HostHandler = Callable[[str, Any], Awaitable[Any]]
 
 
 @dataclass(frozen=True)
@@ -214,7 +202,7 @@ class SandboxPool:
         healthy = False
         try:
             files = self._file_messages(worker, factory)
-            answerer = None if host is None else self._answerer(host)
+            answerer = None if host is None else answerer_for(host, self.limits.max_output_bytes)
             reply = await worker.acall(files, payload, self.limits.wall_s + GRACE_S, answerer)
             result, healthy = self._result(reply, start)
             return result
@@ -261,19 +249,6 @@ class SandboxPool:
     @staticmethod
     def _since(start: float) -> float:
         return time.perf_counter() - start
-
-    def _answerer(self, host: HostHandler) -> Callable[[bytes], Awaitable[bytes]]:
-        max_bytes = self.limits.max_output_bytes
-
-        async def answer(body: bytes) -> bytes:
-            name, payload = parse_host_call(body, max_bytes)
-            try:
-                value = await host(name, payload)
-            except HostRefused as exc:
-                return encode_answer(error=str(exc) or "the host refused the call")
-            return encode_answer(value)
-
-        return answer
 
     def _prepare(self, factory: WorldFactory, program: str) -> tuple[bytes, _Profile] | ExecResult:
         """(payload, worker profile), or the result of a program refused before it is sent."""
