@@ -38,11 +38,14 @@ class RunConfig(BaseModel):
     use_cache: bool = True
     live: bool = False  # HTTP tasks: the real APIs instead of the simulators
     max_turns: int = Field(default=10, ge=1)  # model calls a multi-turn solve loop may make
+    # tabletop: get_corner_name says "bottom right corner", not the original's "botom ..."
+    fix_corner_name: bool = False
 
     def fingerprint(self, data_digests: dict[str, str]) -> str:
-        relevant: dict[str, Any] = self.model_dump(
-            mode="json", exclude={"epochs", "limit", "concurrency", "use_cache", "data_dir"}
-        )
+        excluded = {"epochs", "limit", "concurrency", "use_cache", "data_dir"}
+        if not self.fix_corner_name:  # fingerprints of runs without the option stay as they were
+            excluded.add("fix_corner_name")
+        relevant: dict[str, Any] = self.model_dump(mode="json", exclude=excluded)
         relevant["data"] = dict(sorted(data_digests.items()))
         canonical = json.dumps(relevant, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]

@@ -146,6 +146,12 @@ def _add_run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         help="model calls a multi-turn solve loop (tool calling, episodes) may make per sample",
     )
     run.add_argument(
+        "--fix-corner-name",
+        action="store_true",
+        help="tabletop: get_corner_name returns 'bottom right corner' (the original's misspelt "
+        "'botom right corner', which no other function accepts, is the default)",
+    )
+    run.add_argument(
         "--allow-missing",
         action="store_true",
         help="replay: run even if the file lacks samples (scored as crashes), names unknown "

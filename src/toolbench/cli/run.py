@@ -79,6 +79,7 @@ def command_run(args: argparse.Namespace, console: Console, default_cache: Path)
         use_cache=not args.no_cache,
         live=args.live,
         max_turns=args.max_turns,
+        fix_corner_name=args.fix_corner_name,
     )
     cache_dir = args.cache_dir or default_cache
     options = model_options(args, cache_dir)

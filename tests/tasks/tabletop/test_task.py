@@ -220,3 +220,24 @@ def test_one_worker_many_samples_in_nested_calls_at_once(
     info, records = read_run(out)
     assert info["metrics"]["tabletop"]["success_rate_strict"] == 1.0
     assert sum(len(r["calls"]) for r in records) > 16
+
+
+def test_fix_corner_name_flag(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    """The baseline sends blocks to ``get_corner_name(...)`` for "different corners" (UI_0):
+    the original's "botom right corner" crashes it; with the flag the name resolves."""
+    runs = {}
+    for name, extra in (("as_written", ()), ("fixed", ("--fix-corner-name",))):
+        out = tmp_path / name
+        code, _, err = cli("run", "tabletop", "--model", "baseline", "--limit", "45",
+                           *extra, "--out", str(out))  # fmt: skip
+        assert code == 0, err
+        runs[name] = {r["id"]: r for r in read_run(out)[1] if r["id"].startswith("UI_0")}
+    misspelt = [r for r in runs["as_written"].values() if "botom" in r["message"]]
+    assert misspelt
+    for ident in (r["id"] for r in misspelt):
+        assert "botom" not in runs["fixed"][ident]["message"]
+    info, _ = read_run(tmp_path / "fixed")
+    assert info["config"]["fix_corner_name"] is True
+    code, _, err = cli("run", "booking", "--model", "oracle", "--fix-corner-name",
+                       "--out", str(tmp_path / "b"))  # fmt: skip
+    assert code == 2 and "--fix-corner-name" in err
