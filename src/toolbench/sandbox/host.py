@@ -163,9 +163,12 @@ def nested() -> Iterator[int]:
 
 
 def scope_for(names: dict[str, Any]) -> dict[str, Any]:
-    """A fresh scope for a sub-program: ``names`` plus this run's guards."""
+    """A fresh scope for a sub-program: ``names`` plus this run's guards. Names starting with
+    ``_`` are dropped: a global ``_getattr_`` (say, a keyword argument a program passed as
+    ``**{'_getattr_': f}``) would shadow the guard RestrictedPython's code looks up there
+    before the builtins."""
     channel = _require()
-    scope = dict(names)
+    scope = {key: value for key, value in names.items() if not key.startswith("_")}
     scope.update(channel.guards)
     return scope
 

@@ -249,3 +249,17 @@ def test_find_calls_never_runs_anything_and_fails_only_as_syntax(code: str) -> N
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return
     assert all(isinstance(k, str) and isinstance(v, str) for k, v in calls.items())
+
+
+def test_keyword_arguments_cannot_shadow_the_guards(pool: SandboxPool) -> None:
+    """``**{'_getattr_': f}`` reaches the sub-program's scope only without its ``_`` names, so
+    the sub-program's attribute reads still go through the sandbox's guard."""
+    answers = {
+        ("tabletop_ui", "do it"): "def mine(obj, name, *rest):\n    return 'forged'\n"
+        "record(transform_shape_pts('t', shape_pts=1, **{'_getattr_': mine}))",
+        ("transform_shape_pts", "t"): "new_shape_pts = np.pi",
+        ("fgen", "mine(obj, name, *rest)"): "def mine(obj, name, *rest):\n    return 0",
+    }
+    result, _, _, _ = solve(pool, answers)
+    assert result.ok, result
+    assert result.state["log"] == [pytest.approx(3.141592653589793)]
