@@ -51,6 +51,7 @@ from toolbench.sandbox.world import PREPARE_HOOK, PRIME_HOOK, SHARED_FLAG, split
 
 CHILD_GRACE_S = 0.25  # past its wall limit a program process gets this long, then SIGKILL
 _MAX_PRIMED = 4096
+_MAX_EXITING = 8
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -96,6 +97,7 @@ class Template:
         # One per world module: a program that got past the in-process policy could leave
         # something behind in its shared process, but never reach another task's programs.
         self.shared: dict[str, _SharedProcess] = {}
+        self.exiting: list[int] = []  # program processes killed after their reply, to reap
         self.nonce = b""
         self.seccomp = False
         if use_seccomp and seccomp_filter.available(libraries):
@@ -198,8 +200,26 @@ class Template:
         finally:
             os.close(read_fd)
             os.close(answer_write)
+        if not timed_out and problem is None and data[:2] == WORLD_READY + RESULT:
+            # A whole reply: its exit status says nothing more. The process is killed now
+            # and reaped later, so its exit (unmapping a library-sized address space) is not
+            # on the request's path.
+            self._reap_later(pid)
+            return self._judge(data, False, 0)
         status = self._reap(pid, kill=timed_out or problem is not None)
         return _died(problem) if problem else self._judge(data, timed_out, status)
+
+    def _reap_later(self, pid: int) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        self.exiting.append(pid)
+        still = []
+        for waiting in self.exiting:
+            if os.waitpid(waiting, os.WNOHANG)[0] == 0:
+                still.append(waiting)
+        while len(still) > _MAX_EXITING:  # never more than a few zombies
+            os.waitpid(still.pop(0), 0)
+        self.exiting = still
 
     def _become_program_process(self) -> None:
         self.conn.close()  # the parent's channel is the template's alone
@@ -221,6 +241,7 @@ class Template:
             return
         _write_all(out, WORLD_READY)  # from here on, anything written may be the program's
         _write_all(out, self.executor.run(world, source, collect=False))
+        os.close(out)  # end of file now: the template need not wait for this process's exit
 
     def _converse(self, fd: int, answers: int) -> tuple[bytes, bool, str | None]:
         """What the program process wrote (its reply), up to the reply cap, answering its host
