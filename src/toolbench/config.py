@@ -39,13 +39,16 @@ class RunConfig(BaseModel):
     live: bool = False  # HTTP tasks: the real APIs instead of the simulators
     max_turns: int = Field(default=10, ge=1)  # model calls a multi-turn solve loop may make
     history: int = Field(default=0, ge=0)  # episodes: earlier actions and pages shown
+    # tabletop: get_corner_name says "bottom right corner", not the original's "botom ..."
+    fix_corner_name: bool = False
 
     def fingerprint(self, data_digests: dict[str, str]) -> str:
-        relevant: dict[str, Any] = self.model_dump(
-            mode="json",
-            exclude={"epochs", "limit", "concurrency", "use_cache", "data_dir", "history"},
-        )
-        if self.history:  # only when set, so runs without it keep their fingerprints
+        # Options added later enter only when set, so runs without them keep their fingerprints.
+        excluded = {"epochs", "limit", "concurrency", "use_cache", "data_dir", "history"}
+        if not self.fix_corner_name:
+            excluded.add("fix_corner_name")
+        relevant: dict[str, Any] = self.model_dump(mode="json", exclude=excluded)
+        if self.history:
             relevant["history"] = self.history
         relevant["data"] = dict(sorted(data_digests.items()))
         canonical = json.dumps(relevant, sort_keys=True, separators=(",", ":"))

@@ -144,6 +144,12 @@ def _add_run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         "(default 0: only the current page, as the original)",
     )
     run.add_argument(
+        "--fix-corner-name",
+        action="store_true",
+        help="tabletop: get_corner_name returns 'bottom right corner' (the original's misspelt "
+        "'botom right corner', which no other function accepts, is the default)",
+    )
+    run.add_argument(
         "--allow-missing",
         action="store_true",
         help="replay: run even if the file lacks samples (scored as crashes), names unknown "

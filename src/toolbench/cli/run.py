@@ -91,6 +91,7 @@ def command_run(args: argparse.Namespace, console: Console, default_cache: Path)
         live=args.live,
         max_turns=args.max_turns,
         history=args.history,
+        fix_corner_name=args.fix_corner_name,
     )
     cache_dir = args.cache_dir or default_cache
     options = model_options(args, cache_dir)
@@ -161,7 +162,12 @@ def command_prompt(args: argparse.Namespace, console: Console, default_cache: Pa
     prompter = Prompter(
         data.context, prompt_config_for(task, config), args.cache_dir or default_cache
     )
-    request = prompter.request(by_id[args.sample])
+    # A task whose first prompt is not docs + demonstrations (tabletop's LMPs) builds it.
+    first_request = getattr(task, "first_request", None)
+    if callable(first_request):
+        request = first_request(by_id[args.sample], prompter.config)
+    else:
+        request = prompter.request(by_id[args.sample])
     if request.prompt is not None:
         console.out(request.prompt, end="", highlight=False)
     else:

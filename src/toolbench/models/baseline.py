@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -359,6 +359,9 @@ class BaselineModel:
         return self._predictors[key]
 
     async def generate(self, request: GenerationRequest) -> Generation:
+        own = _own_policy(request)
+        if own is not None:
+            return Generation(text=own(request), finish_reason="stop")
         if request.sample is None or request.context is None:
             raise ModelOutputError("baseline: the request carries no sample or task context")
         if request.sample.task == "web_shop":
@@ -383,3 +386,20 @@ class BaselineModel:
 
     async def aclose(self) -> None:
         return None
+
+
+# Tasks whose prompts are not docs + demonstrations (tabletop's LMP prompts) bring their own
+# prompt-only policy: task name -> "module:function" taking the request, returning the reply.
+OWN_POLICIES = {"tabletop": "toolbench.tasks.tabletop.session:baseline_reply"}
+
+
+def _own_policy(request: GenerationRequest) -> Callable[[GenerationRequest], str] | None:
+    import importlib
+
+    task = request.sample.task if request.sample is not None else None
+    ref = OWN_POLICIES.get(task or "")
+    if ref is None:
+        return None
+    module, _, name = ref.partition(":")
+    policy: Callable[[GenerationRequest], str] = getattr(importlib.import_module(module), name)
+    return policy

@@ -71,6 +71,8 @@ class RunPlan:
     # Checks that must pass before any folder is made (e.g. the model's endpoint answers).
     preflight: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     extra_final: dict[str, Any] = field(default_factory=dict)  # e.g. the sandbox's isolation
+    # Told the run folder once it is chosen, before any work runs (tasks that save files).
+    on_folder: list[Callable[[Path], None]] = field(default_factory=list)
 
 
 def slug(text: str) -> str:
@@ -119,6 +121,8 @@ def execute_plan(plan: RunPlan, out: Path | None, runs_dir: Path, console: Conso
         asyncio.run(checks())
     folder = folder_for(plan.prefix, plan.fingerprint, plan.selection, out, runs_dir)
     store, previous, done = open_run(folder, plan.fingerprint, console)
+    for tell in plan.on_folder:
+        tell(folder)
     info = {
         **plan.info,
         "status": "running",

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import functools
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -74,7 +76,9 @@ def prepare_tasks(
     is a ``UserError`` naming file:line, raised before any run folder exists)."""
     data_dir = Path(config.data_dir) if config.data_dir else None
     live = LiveOptions(cache_dir=cache_dir if config.use_cache else None) if config.live else None
-    tasks = parse_task_list(",".join(config.tasks))
+    tasks = [_with_options(task, config) for task in parse_task_list(",".join(config.tasks))]
+    if config.fix_corner_name and not any(hasattr(task, "fix_corner_name") for task in tasks):
+        raise UserError("--fix-corner-name is for tabletop: add tabletop to the tasks or drop it")
     loaded = [task.load(config.version, data_dir, live) for task in tasks]
 
     async def run_golds() -> None:
@@ -92,6 +96,13 @@ def prepare_tasks(
         )
         prepared.append(PreparedTask(task=task, resources=resources, samples=samples))
     return prepared
+
+
+def _with_options(task: Task, config: RunConfig) -> Task:
+    """The task with the run's task-specific options (tabletop's ``--fix-corner-name``)."""
+    if config.fix_corner_name and hasattr(task, "fix_corner_name"):
+        return dataclasses.replace(task, fix_corner_name=True)  # type: ignore[type-var]
+    return task
 
 
 def execute(
@@ -156,7 +167,12 @@ def task_plan(config: RunConfig, prepared: list[PreparedTask], model: Model) -> 
         concurrency=config.concurrency,
         closers=[model.aclose],
         preflight=[lambda: preflight(model)],
+        on_folder=[functools.partial(_set_run_dir, p.resources) for p in prepared],
     )
+
+
+def _set_run_dir(resources: Resources, folder: Path) -> None:
+    resources.run_dir = folder
 
 
 def _base_info(config: RunConfig, prepared: list[PreparedTask]) -> dict[str, Any]:

@@ -26,15 +26,28 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from typing import Any
 
-from toolbench.sandbox._protocol import FAILED, FILE, READY, Exchange, FrameReader, frame
+from toolbench.sandbox._protocol import (
+    FAILED,
+    FILE,
+    HOST,
+    READY,
+    Exchange,
+    FrameReader,
+    encode_answer,
+    frame,
+)
 from toolbench.sandbox.files import MAX_FILE_BYTES
 from toolbench.sandbox.isolation import Isolation, wrap_command
 from toolbench.sandbox.limits import Limits
+
+# The parent's side of a host call: the call's JSON body -> the framed-to-be answer message.
+HostAnswerer = Callable[[bytes], Awaitable[bytes]]
+NO_HOST = "host calls are not available here (the caller gave no host)"
 
 
 class SandboxError(RuntimeError):
@@ -153,6 +166,7 @@ class WorkerProcess:
         self.max_reply = 8 * limits.max_output_bytes + 65536
         self.reader = FrameReader(self.max_reply)
         self.max_stdout = limits.max_output_bytes
+        self.max_host_calls = limits.max_host_calls
         self.files_sent: set[tuple[str, str]] = set()
         self.profile: Any = None  # the pool's label of what this worker was started for
         self.facts = self._handshake()
@@ -247,7 +261,7 @@ class WorkerProcess:
 
         EOFError/OSError: it died or the socket broke; ProtocolError: it broke the protocol
         (the rules are ``Exchange``'s)."""
-        exchange = Exchange(payload, budget_s, STARTUP_TIMEOUT_S)
+        exchange = Exchange(payload, budget_s, STARTUP_TIMEOUT_S, self.max_host_calls)
         for message in (*files, exchange.request):
             if not self.send(message, exchange.deadline):
                 return None
@@ -256,7 +270,11 @@ class WorkerProcess:
             if reply is None:
                 return None
             result = exchange.accept(reply)
-            if result is not None:
+            if result is not None and result[:1] == HOST:
+                exchange.count_host_call()
+                if not self.send(encode_answer(error=NO_HOST), exchange.deadline):
+                    return None
+            elif result is not None:
                 return result
 
     # -- from an event loop -----------------------------------------------------------------
@@ -291,15 +309,30 @@ class WorkerProcess:
                 if self._killed:  # ``kill`` left the closing to us
                     self.sock.close()
 
-    async def acall(self, files: Sequence[bytes], payload: bytes, budget_s: float) -> bytes | None:
-        """``call`` for the event loop's thread: the same messages and rules, no blocking."""
-        exchange = Exchange(payload, budget_s, STARTUP_TIMEOUT_S)
+    async def _asend(self, message: bytes, exchange: Exchange) -> bool:
+        data = self._send_some(memoryview(frame(message)))
+        while data:
+            if not await self._ready(True, exchange.deadline):
+                return False
+            data = self._send_some(data)
+        return True
+
+    async def acall(
+        self,
+        files: Sequence[bytes],
+        payload: bytes,
+        budget_s: float,
+        host: HostAnswerer | None = None,
+    ) -> bytes | None:
+        """``call`` for the event loop's thread: the same messages and rules, no blocking.
+
+        A host call (``HOST``) is answered by ``host`` while the program waits; the deadline
+        is paused meanwhile (the worker pauses the program's own timers too). Whatever ``host``
+        raises propagates: the caller must then replace this worker, which is mid-program."""
+        exchange = Exchange(payload, budget_s, STARTUP_TIMEOUT_S, self.max_host_calls)
         for message in (*files, exchange.request):
-            data = self._send_some(memoryview(frame(message)))
-            while data:
-                if not await self._ready(True, exchange.deadline):
-                    return None
-                data = self._send_some(data)
+            if not await self._asend(message, exchange):
+                return None
         while True:
             reply = self.reader.message()
             if reply is None:
@@ -308,7 +341,14 @@ class WorkerProcess:
                 self.pump()
                 continue
             result = exchange.accept(reply)
-            if result is not None:
+            if result is not None and result[:1] == HOST:
+                exchange.count_host_call()
+                left = exchange.pause()
+                answer = encode_answer(error=NO_HOST) if host is None else await host(result[1:])
+                exchange.resume(left)
+                if not await self._asend(answer, exchange):
+                    return None
+            elif result is not None:
                 return result
 
     # -- ending -----------------------------------------------------------------------------

@@ -14,6 +14,9 @@ ends that program as ``worker_died`` and replaces the worker; the run goes on.
                        b"l" <nonce>                  at most once per program: importing a
                                                      factory's module, allow extra time
                        b"R" <nonce> <json head> \\n <state>   the program's result
+                       b"H" <nonce> <json [name, payload]>  a host call (see host.py); the
+                                                     program waits, its limits paused
+    parent -> worker   b"A" <json {"ok": value} or {"error": why}>   the host call's answer
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ LOADING = b"l"
 RESULT = b"R"
 PROGRAM = b"P"
 FILE = b"F"
+HOST = b"H"
+ANSWER = b"A"
+MAX_HOST_NAME = 64
 
 KINDS = frozenset(("ok", "rejected", "error", "timeout", "memory", "output_limit", "worker_died"))
 INTERNAL = "internal"  # the world factory (harness code) failed before the program started
@@ -96,8 +102,12 @@ class Exchange:
     invented), and the worker may ask for import time (``LOADING``) once; a second ask is a
     protocol error, so no worker can keep a program alive by asking again and again."""
 
-    def __init__(self, payload: bytes, budget_s: float, loading_s: float) -> None:
+    def __init__(
+        self, payload: bytes, budget_s: float, loading_s: float, max_host_calls: int = 0
+    ) -> None:
         self.nonce = os.urandom(NONCE_BYTES)
+        self.max_host_calls = max_host_calls
+        self.host_calls = 0
         self.request = PROGRAM + self.nonce + payload
         self.budget_s = budget_s
         self.loading_s = loading_s
@@ -116,6 +126,20 @@ class Exchange:
         self.loading = True
         self.deadline = time.monotonic() + self.loading_s + self.budget_s
         return None
+
+    def count_host_call(self) -> None:
+        """One more host call; past the program's cap the worker is lying (its own code
+        refuses them), so it is a protocol error."""
+        self.host_calls += 1
+        if self.host_calls > self.max_host_calls:
+            raise ProtocolError(f"the worker made more than {self.max_host_calls} host calls")
+
+    def pause(self) -> float:
+        """Stop the clock while the host answers: the seconds that were left."""
+        return self.deadline - time.monotonic()
+
+    def resume(self, left: float) -> None:
+        self.deadline = time.monotonic() + left
 
 
 @dataclass(frozen=True)
@@ -215,3 +239,27 @@ def parse_result(message: bytes, max_stdout: int) -> Reply:
     if error is None:
         raise ProtocolError(f"a {kind!r} reply has no error message")
     return Reply(kind, error, stdout, None)
+
+
+def parse_host_call(body: bytes, max_bytes: int) -> tuple[str, Any]:
+    """The parent's reading of a host call: ``[name, payload]``, strict bounded JSON with a
+    short name; ``ProtocolError`` for anything else (the worker is then replaced)."""
+    if len(body) > max_bytes:
+        raise ProtocolError(f"a host call is over {max_bytes} bytes")
+    try:
+        text = body.decode("utf-8", "strict")
+    except UnicodeDecodeError:
+        raise ProtocolError("a host call is not UTF-8") from None
+    value = parse_state(text)
+    if not (isinstance(value, list) and len(value) == 2):
+        raise ProtocolError("a host call is not [name, payload]")
+    name, payload = value
+    if not (isinstance(name, str) and 0 < len(name) <= MAX_HOST_NAME and name.isprintable()):
+        raise ProtocolError("a host call's name is not a short string")
+    return name, payload
+
+
+def encode_answer(value: Any = None, error: str | None = None) -> bytes:
+    """The parent's answer to a host call (an error is the program's exception message)."""
+    body = {"error": error[:MAX_ERROR_CHARS]} if error is not None else {"ok": value}
+    return ANSWER + json.dumps(body, allow_nan=False).encode("utf-8")

@@ -31,9 +31,11 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
-from toolbench.sandbox import audit, files, seccomp_filter
+from toolbench.sandbox import audit, files, host, seccomp_filter
 from toolbench.sandbox._protocol import (
+    ANSWER,
     FILE,
+    HOST,
     INTERNAL,
     LOADING,
     NONCE_BYTES,
@@ -42,13 +44,14 @@ from toolbench.sandbox._protocol import (
     RESULT,
     encode_result,
 )
+from toolbench.sandbox._stream import WORLD_READY, Stream
 from toolbench.sandbox._worker import Executor, build_world, harden, internal_reply
 from toolbench.sandbox.limits import Limits
 from toolbench.sandbox.world import PREPARE_HOOK, PRIME_HOOK, SHARED_FLAG, split_ref
 
 CHILD_GRACE_S = 0.25  # past its wall limit a program process gets this long, then SIGKILL
-WORLD_READY = b"W"  # a program process has built its world; program code may run from now
 _MAX_PRIMED = 4096
+_MAX_EXITING = 8
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -94,6 +97,7 @@ class Template:
         # One per world module: a program that got past the in-process policy could leave
         # something behind in its shared process, but never reach another task's programs.
         self.shared: dict[str, _SharedProcess] = {}
+        self.exiting: list[int] = []  # program processes killed after their reply, to reap
         self.nonce = b""
         self.seccomp = False
         if use_seccomp and seccomp_filter.available(libraries):
@@ -129,7 +133,8 @@ class Template:
         ref, _, source = request.decode("utf-8", "surrogatepass").partition("\0")
         try:
             name, args, kwargs = split_ref(ref)
-            factory = self.factories.get(name) or self._load(name)
+            if name not in self.factories:
+                self._load(name)
             module = importlib.import_module(name.partition(":")[0])
             shared = getattr(module, SHARED_FLAG, False) is True
             self._prime(ref, name, args, kwargs)
@@ -140,7 +145,7 @@ class Template:
         # Compile here (harness code, no program runs), so the code cache lives in the
         # template and forked program processes find the program's lines already compiled.
         self.executor.code.get(source)
-        return self._run_forked(factory, args, kwargs, source)
+        return self._run_forked(name, args, kwargs, source)
 
     # -- loading -------------------------------------------------------------------------------
 
@@ -174,25 +179,47 @@ class Template:
 
     # -- a fresh process per program -----------------------------------------------------------
 
-    def _run_forked(
-        self, factory: Callable[..., Any], args: list[Any], kwargs: dict[str, Any], source: str
-    ) -> bytes:
-        read_fd, write_fd = os.pipe()
+    def _run_forked(self, name: str, args: list[Any], kwargs: dict[str, Any], source: str) -> bytes:
+        read_fd, write_fd = os.pipe()  # program process -> template: replies and host calls
+        answer_read, answer_write = os.pipe()  # template -> program process: host answers
         pid = os.fork()
         if pid == 0:  # the program process
             try:
                 os.close(read_fd)
+                os.close(answer_write)
                 self._become_program_process()
-                self._program_process(factory, args, kwargs, source, write_fd)
+                executor = self.executor
+                host.bind(write_fd, answer_read, self.limits, executor.timers, executor.code)
+                self._program_process(self.factories[name], args, kwargs, source, write_fd)
             finally:
                 os._exit(0)  # never run the template's cleanup, or anything the program left
         os.close(write_fd)
+        os.close(answer_read)
         try:
-            data, timed_out = self._read_until_eof(read_fd)
+            data, timed_out, problem = self._converse(read_fd, answer_write)
         finally:
             os.close(read_fd)
-        status = self._reap(pid, kill=timed_out)
-        return self._judge(data, timed_out, status)
+            os.close(answer_write)
+        if not timed_out and problem is None and data[:2] == WORLD_READY + RESULT:
+            # A whole reply: its exit status says nothing more. The process is killed now
+            # and reaped later, so its exit (unmapping a library-sized address space) is not
+            # on the request's path.
+            self._reap_later(pid)
+            return self._judge(data, False, 0)
+        status = self._reap(pid, kill=timed_out or problem is not None)
+        return _died(problem) if problem else self._judge(data, timed_out, status)
+
+    def _reap_later(self, pid: int) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        self.exiting.append(pid)
+        still = []
+        for waiting in self.exiting:
+            if os.waitpid(waiting, os.WNOHANG)[0] == 0:
+                still.append(waiting)
+        while len(still) > _MAX_EXITING:  # never more than a few zombies
+            os.waitpid(still.pop(0), 0)
+        self.exiting = still
 
     def _become_program_process(self) -> None:
         self.conn.close()  # the parent's channel is the template's alone
@@ -214,27 +241,31 @@ class Template:
             return
         _write_all(out, WORLD_READY)  # from here on, anything written may be the program's
         _write_all(out, self.executor.run(world, source, collect=False))
+        os.close(out)  # end of file now: the template need not wait for this process's exit
 
-    def _read_until_eof(self, fd: int) -> tuple[bytes, bool]:
-        """What the program process wrote, up to the reply cap; (data, timed out)."""
-        import select
-
-        deadline = time.monotonic() + self.limits.wall_s + CHILD_GRACE_S
-        chunks: list[bytes] = []
-        size = 0
-        poller = select.poll()
-        poller.register(fd, select.POLLIN)
+    def _converse(self, fd: int, answers: int) -> tuple[bytes, bool, str | None]:
+        """What the program process wrote (its reply), up to the reply cap, answering its host
+        calls on the way; (data, timed out). The program's deadline pauses while the parent
+        answers a host call; a host call over the size cap or the count cap ends the program
+        (the parent would refuse it anyway): (data, timed out, why it must die or None)."""
+        stream = Stream(fd, self.limits.wall_s + CHILD_GRACE_S, self.max_reply)
+        calls = 0
         while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not poller.poll(max(1, int(remaining * 1000))):
-                return b"".join(chunks), True
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                return b"".join(chunks), False
-            size += len(chunk)
-            if size > self.max_reply + 1:
-                return b"".join(chunks)[: self.max_reply + 1], False
-            chunks.append(chunk)
+            call = stream.next_call()
+            if call is None:
+                return stream.data(), stream.timed_out, None
+            calls += 1
+            if len(call) > self.limits.max_output_bytes:
+                return b"", False, "sent a host call over the size cap"
+            if calls > self.limits.max_host_calls:
+                return b"", False, "made more host calls than its limit"
+            started = time.monotonic()
+            self.conn.send_bytes(HOST + self.nonce + call)
+            answer = self.conn.recv_bytes()  # the parent is trusted; it answers or kills us
+            stream.deadline += time.monotonic() - started
+            body = answer[1:] if answer[:1] == ANSWER else b'{"error": "no answer"}'
+            with contextlib.suppress(OSError):  # it died meanwhile: its end of file tells
+                _write_all(answers, host.LENGTH.pack(len(body)) + body)
 
     @staticmethod
     def _reap(pid: int, kill: bool) -> int:

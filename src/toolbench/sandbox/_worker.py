@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
-from toolbench.sandbox import audit, policy
+from toolbench.sandbox import audit, host, policy
 from toolbench.sandbox._protocol import INTERNAL, MAX_INT_DIGITS, MAX_STATE_DEPTH, encode_result
 from toolbench.sandbox.codecache import CodeCache
 from toolbench.sandbox.limits import Limits
@@ -242,6 +242,7 @@ class Executor:
     ) -> tuple[str, str | None, str]:
         scope = policy.make_globals(world.namespace, world.allowed, output, world.writable)
         world.namespace.clear()
+        host.enter_program(scope)  # sub-programs the world runs share these guards
         try:
             for code in codes:
                 exec(code, scope)

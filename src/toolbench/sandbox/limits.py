@@ -20,6 +20,10 @@ class Limits:
     cpu_s: float = 2.0  # per program
     memory_mb: int = 768  # address-space limit of a worker (RLIMIT_AS), set once at worker start
     max_output_bytes: int = 65536  # cap on serialized state and on captured print output
+    # Host calls (see host.py): how many one program may make, and how deeply the code they
+    # bring may nest. The wait for an answer does not count against wall_s or cpu_s.
+    max_host_calls: int = 64
+    max_host_depth: int = 8
 
     def __post_init__(self) -> None:
         for name in ("wall_s", "cpu_s"):
@@ -31,3 +35,7 @@ class Limits:
             raise ValueError("Limits.memory_mb must be an integer >= 64")
         if not isinstance(self.max_output_bytes, int) or self.max_output_bytes < 1024:
             raise ValueError("Limits.max_output_bytes must be an integer >= 1024")
+        for name in ("max_host_calls", "max_host_depth"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"Limits.{name} must be an integer >= 0")

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 from toolbench import __version__
+from toolbench.sandbox.host import HostHandler
 from toolbench.sandbox.limits import Limits
 from toolbench.sandbox.pool import ExecResult, SandboxPool
 from toolbench.sandbox.world import WorldFactory, factory_function, factory_ref
@@ -32,7 +33,9 @@ class ProgramRunner(Protocol):
 
     def run(self, factory: WorldFactory, program: str) -> ExecResult: ...
 
-    async def arun(self, factory: WorldFactory, program: str) -> ExecResult: ...
+    async def arun(
+        self, factory: WorldFactory, program: str, host: HostHandler | None = None
+    ) -> ExecResult: ...
 
     def run_many(self, factory: WorldFactory, programs: Sequence[str]) -> list[ExecResult]: ...
 
@@ -113,9 +116,13 @@ class MemoizedSandbox:
         self._store(key, result)
         return result
 
-    async def arun(self, factory: WorldFactory, program: str) -> ExecResult:
-        if not self._remembers(factory):
-            return await self._pool.arun(factory, program)
+    async def arun(
+        self, factory: WorldFactory, program: str, host: HostHandler | None = None
+    ) -> ExecResult:
+        # A program that asks the host depends on the answers too: never remembered (its
+        # model calls are cached by the response cache, so a rerun costs executions only).
+        if host is not None or not self._remembers(factory):
+            return await self._pool.arun(factory, program, host)
         key = self._key(factory, program)
         found = self._lookup(key)
         if found is not None:

@@ -31,6 +31,7 @@ from toolbench.sandbox import isolation
 from toolbench.sandbox._process import SandboxError, WorkerProcess
 from toolbench.sandbox._protocol import INTERNAL, KINDS, ProtocolError, parse_result
 from toolbench.sandbox.files import FILES_HOOK, FileCache
+from toolbench.sandbox.host import HostHandler, answerer_for
 from toolbench.sandbox.limits import Limits
 from toolbench.sandbox.world import NETWORK_FLAG, WorldFactory, factory_function, factory_ref
 
@@ -38,7 +39,7 @@ DEFAULT_LIMITS = Limits()
 MAX_PROGRAM_CHARS = 100_000
 GRACE_S = 1.0  # the worker's own timers and its template's kill get this long before ours
 
-__all__ = ["KINDS", "ExecResult", "SandboxError", "SandboxPool"]
+__all__ = ["KINDS", "ExecResult", "HostHandler", "SandboxError", "SandboxPool"]
 
 
 @dataclass(frozen=True)
@@ -182,11 +183,16 @@ class SandboxPool:
             if not self._return(worker, healthy):
                 worker.kill()
 
-    async def arun(self, factory: WorldFactory, program: str) -> ExecResult:
+    async def arun(
+        self, factory: WorldFactory, program: str, host: HostHandler | None = None
+    ) -> ExecResult:
         """``run`` in the event loop's thread: the same messages, checks and limits (the
         worker's socket is watched with ``add_reader`` and the deadline is a loop timer), and
         a caller cancelled while waiting for a worker or mid-program leaves the pool whole
-        (a worker caught mid-program is replaced: its late reply must not reach anyone)."""
+        (a worker caught mid-program is replaced: its late reply must not reach anyone).
+
+        ``host`` answers the program's host calls while it waits (same worker: see host.py);
+        each call is read strictly (``parse_host_call``) and counted against the limits."""
         prepared = self._prepare(factory, program)
         if isinstance(prepared, ExecResult):
             return prepared
@@ -196,7 +202,8 @@ class SandboxPool:
         healthy = False
         try:
             files = self._file_messages(worker, factory)
-            reply = await worker.acall(files, payload, self.limits.wall_s + GRACE_S)
+            answerer = None if host is None else answerer_for(host, self.limits.max_output_bytes)
+            reply = await worker.acall(files, payload, self.limits.wall_s + GRACE_S, answerer)
             result, healthy = self._result(reply, start)
             return result
         except _Internal as exc:

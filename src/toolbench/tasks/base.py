@@ -82,7 +82,9 @@ class TaskData:
 @dataclass
 class Resources:
     """What a solve loop may use besides the model: the loaded data (with its golds), the
-    sandbox that runs programs, the prompt builder, and the loop's limits."""
+    sandbox that runs programs, the prompt builder, and the loop's limits. ``run_dir`` is the
+    run folder once the run has one (tasks that save files per sample, such as tabletop's
+    images, write under it); None outside a run."""
 
     data: TaskData
     sandbox: ProgramRunner
@@ -91,6 +93,7 @@ class Resources:
     # Episodes (web_shop): how many earlier actions and pages each turn's prompt shows
     # (--history; 0 = only the current page, as the original).
     history: int = 0
+    run_dir: Path | None = None
 
 
 class Task(Protocol):

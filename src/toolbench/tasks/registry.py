@@ -8,6 +8,7 @@ from toolbench.tasks import (
     google_sheets,
     home_search,
     open_weather,
+    tabletop,
     the_cat_api,
     virtual_home,
     web_shop,
@@ -24,6 +25,7 @@ TASKS: dict[str, Task] = {
         google_sheets.TASK,
         virtual_home.TASK,
         web_shop.TASK,
+        tabletop.TASK,
     )
 }
 

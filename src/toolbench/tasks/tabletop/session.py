@@ -1,0 +1,190 @@
+"""The harness's side of one sample's LMPs: answer the worker's host calls with model code.
+
+The worker (``lmp.py``) asks ``("lmp", {"lmp", "query", "context"})`` when the program calls an
+LMP and ``("fgen", {"name", "signature"})`` for a function nobody defined. For each, this
+builds the prompt the original built (memo §2.2: base prompt, the session's history for
+``tabletop_ui``, the context line, prefix + query + suffix; fgen: base prompt and
+``# define function: <signature>.``), asks the model through the runner's recording
+``generate`` (so the call is cached, retried and recorded as a step: ``tabletop_ui``,
+``parse_obj_name``, ``parse_obj_name#2``, ``fgen:make_line``), and answers with the code.
+
+The worker is not trusted: a payload that is not exactly one of the two shapes, an unknown
+LMP, a function name that is not an identifier or text over ``MAX_TEXT_CHARS`` is refused
+(``HostRefused``: the program gets an exception and the sample crashes), never formatted
+into a prompt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolbench.prompts.builder import Mode, PromptConfig
+from toolbench.prompts.extract import extract_program
+from toolbench.runner.solve import Generate
+from toolbench.sandbox import HostRefused
+from toolbench.tasks.tabletop.lmp import FGEN, HARNESS_STOPS, LMPS, TOP_LMP
+from toolbench.types import GenerationRequest, Sample
+
+MAX_TEXT_CHARS = 4_000  # a query, context or signature longer than this is refused
+MAX_NAME_CHARS = 64
+CHAT_INSTRUCTION = (
+    "Continue the Python program below: write only the code that comes next for the last "
+    "comment, with no explanation."
+)
+
+
+@dataclass
+class LmpCall:
+    """One answered host call, for the record's trace."""
+
+    step: str
+    query: str
+    context: str = ""
+
+
+@dataclass
+class LmpSession:
+    """One sample's LMPs on the harness side; a ``HostHandler`` for ``SandboxPool.arun``."""
+
+    sample: Sample
+    epoch: int
+    generate: Generate
+    config: PromptConfig
+    prompts: dict[str, str]
+    ideal: Any = None  # (lmp, query, context) -> the oracle's program, or None
+    history: dict[str, str] = field(default_factory=dict)
+    trace: list[LmpCall] = field(default_factory=list)
+    top_code: str = ""
+
+    async def __call__(self, name: str, payload: Any) -> str:
+        if name == "lmp":
+            lmp, query, context = _lmp_call(payload)
+            return await self._lmp(lmp, query, context)
+        if name == FGEN:
+            function, signature = _fgen_call(payload)
+            return await self._fgen(function, signature)
+        raise HostRefused(f"unknown host function {name[:MAX_NAME_CHARS]!r}")
+
+    def lmp_prompt(self, lmp: str, query: str, context: str) -> str:
+        """The prompt of one LMP call (memo 2.2)."""
+        spec = LMPS[lmp]
+        prompt = self.prompts.get(lmp, "")
+        if spec.session:
+            prompt += "\n" + self.history.get(lmp, "")
+        if context:
+            prompt += "\n" + context
+        return prompt + f"\n{spec.prefix}{query}{spec.suffix}"
+
+    async def _lmp(self, lmp: str, query: str, context: str) -> str:
+        spec = LMPS[lmp]
+        prompt = self.lmp_prompt(lmp, query, context)
+        code = await self._ask(lmp, prompt, spec.stops, (lmp, query, context))
+        self.trace.append(LmpCall(lmp, query, context))
+        if lmp == TOP_LMP and not self.top_code:
+            self.top_code = code
+        if spec.session:  # what ran, as the original's history kept it
+            ran = f"{context}\n{code}" if context else code
+            self.history[lmp] = self.history.get(lmp, "") + "\n" + ran
+        return code
+
+    async def _fgen(self, function: str, signature: str) -> str:
+        spec = LMPS[FGEN]
+        prompt = f"{self.prompts.get(FGEN, '')}\n{spec.prefix}{signature}{spec.suffix}"
+        code = await self._ask(f"fgen:{function}", prompt, spec.stops, (FGEN, signature, ""))
+        self.trace.append(LmpCall(f"fgen:{function}", signature))
+        return code
+
+    async def _ask(
+        self, step: str, prompt: str, stops: tuple[str, ...], ideal_key: tuple[str, str, str]
+    ) -> str:
+        request = self.request(step, prompt, stops, ideal_key)
+        generation = await self.generate(request)
+        text = generation.text
+        return extract_program(text) if request.messages is not None else text.strip()
+
+    def request(
+        self, step: str, prompt: str, stops: tuple[str, ...], ideal_key: tuple[str, str, str]
+    ) -> GenerationRequest:
+        config = self.config
+        chat = config.mode is not Mode.COMPLETION
+        messages = (
+            ({"role": "system", "content": CHAT_INSTRUCTION}, {"role": "user", "content": prompt})
+            if chat
+            else None
+        )
+        return GenerationRequest(
+            prompt=None if chat else prompt,
+            messages=messages,
+            stop=(*stops, *HARNESS_STOPS),
+            max_tokens=config.max_tokens,
+            temperature=config.temperature,
+            seed=None if config.seed is None else config.seed + self.epoch,
+            sample=self.sample,
+            epoch=self.epoch,
+            step=step,
+            ideal=self.ideal(*ideal_key) if self.ideal is not None else None,
+        )
+
+
+def _text(payload: dict[str, Any], key: str) -> str:
+    value = payload.get(key)
+    if not isinstance(value, str):
+        raise HostRefused(f"{key} must be a string")
+    if len(value) > MAX_TEXT_CHARS:
+        raise HostRefused(f"{key} is longer than {MAX_TEXT_CHARS} characters")
+    return value
+
+
+def _lmp_call(payload: Any) -> tuple[str, str, str]:
+    if not (isinstance(payload, dict) and set(payload) == {"lmp", "query", "context"}):
+        raise HostRefused("an LMP call is {lmp, query, context}")
+    lmp = payload["lmp"]
+    if not isinstance(lmp, str) or lmp not in LMPS or lmp == FGEN:
+        raise HostRefused("unknown LMP")
+    return lmp, _text(payload, "query"), _text(payload, "context")
+
+
+def _fgen_call(payload: Any) -> tuple[str, str]:
+    if not (isinstance(payload, dict) and set(payload) == {"name", "signature"}):
+        raise HostRefused("a function-generation call is {name, signature}")
+    name = payload["name"]
+    if not (isinstance(name, str) and name.isidentifier() and len(name) <= MAX_NAME_CHARS):
+        raise HostRefused("a generated function's name must be an identifier")
+    return name, _text(payload, "signature")
+
+
+def split_prompt(step: str, prompt: str, base: str) -> tuple[str, str, str]:
+    """(lmp, query, context) read back from a request the way a model sees it: the step names
+    the LMP, the query is what follows the last prefix, the context the line before it. For
+    the baseline, which may use only the prompt; an odd query (one with a line break in it)
+    is read approximately, never with an error."""
+    label = step.partition("#")[0]
+    lmp = FGEN if label.startswith("fgen:") else label
+    spec = LMPS.get(lmp, LMPS[TOP_LMP])
+    at = prompt.rfind("\n" + spec.prefix)
+    if at < 0:
+        return lmp, "", ""
+    query = prompt[at + 1 + len(spec.prefix) :]
+    if spec.suffix and query.endswith(spec.suffix):
+        query = query[: -len(spec.suffix)]
+    head = prompt[:at]
+    context = head.rpartition("\n")[2] if len(head) > len(base) and lmp != FGEN else ""
+    return lmp, query, context
+
+
+def baseline_reply(request: GenerationRequest) -> str:
+    """The built-in baseline's answer to a tabletop request: the template policy of
+    ``experts.baseline_program``, given only what the prompt says."""
+    from toolbench.tasks.tabletop import experts, prompts
+
+    if request.prompt is not None:
+        text = request.prompt
+    else:
+        messages = request.messages or ()
+        text = str(messages[-1].get("content", "")) if messages else ""
+    label = request.step.partition("#")[0]
+    lmp_name = FGEN if label.startswith("fgen:") else label
+    base = prompts.BASE_PROMPTS.get(lmp_name, "")
+    lmp, query, context = split_prompt(request.step, text, base)
+    return str(experts.baseline_program(lmp, query, context))

@@ -1,0 +1,243 @@
+"""The tabletop task: a robot arm's table, programs that call the model again while they run.
+
+``load`` reads the original record shape (``tester_id``, ``configs_id``, ``configs``) and
+validates it (``scenes.read_records``: exit 2 naming file:line). ``prepare`` builds each
+sample's initial table in the harness (trusted code, no model text) for the checks. ``solve``
+runs the sample's one-line program, ``tabletop_ui(<instruction>, <objects line>)``, in the
+sandbox; every LMP call and every generated function inside it comes back to this process as
+a host call (``session.LmpSession``), becomes a recorded model call, and its code runs in the
+same worker. The final table is checked as the original did (``success_rate``) and by the
+corrected checker (``success_rate_strict``); images of the initial and final table go to the
+run folder. Any failure of the program (an exception anywhere, a refused call, a limit) is a
+crash, as in the original.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolbench.errors import UserError
+from toolbench.prompts.builder import PromptConfig
+from toolbench.runner.solve import Generate, SampleState
+from toolbench.sandbox.memo import ProgramRunner
+from toolbench.tasks.base import LiveOptions, Resources, TaskData, TaskDefaults
+from toolbench.tasks.folder import package_versions, resolve_folder
+from toolbench.tasks.scoring import mean_metrics
+from toolbench.tasks.tabletop import lmp as runtime
+from toolbench.tasks.tabletop.session import LmpSession
+from toolbench.types import GenerationRequest, Outcome, Sample, Status, TaskContext
+
+METRICS = ("success_rate", "success_rate_strict", "crash_rate")
+IMAGES_DIR = "images"
+
+
+@dataclass
+class TabletopTask:
+    name: str
+    summary: str
+    package_dir: Path
+    defaults: TaskDefaults = field(default_factory=TaskDefaults)
+    metrics: tuple[str, ...] = METRICS
+    fix_corner_name: bool = False  # the original's misspelt "botom right corner" by default
+    generator: Any = None
+
+    def versions(self) -> list[str]:
+        return package_versions(self.package_dir)
+
+    def load(
+        self, version: str, data_dir: Path | None, live: LiveOptions | None = None
+    ) -> TaskData:
+        from toolbench.tasks.tabletop import scenes
+
+        if live is not None:
+            raise UserError(f"task {self.name} has no live API (--live is for HTTP tasks)")
+        folder = resolve_folder(self.name, self.package_dir, version, data_dir)
+        path = folder / "test.jsonl"
+        records = scenes.read_records(path)
+        samples = _samples(self.name, records, path)
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+        return TaskData(self.name, version, samples, TaskContext((), ()), str(folder), digest)
+
+    async def prepare(self, data: TaskData, sandbox: ProgramRunner) -> None:
+        """Each sample's initial table, built once (the checks compare against it)."""
+        from toolbench.tasks.tabletop.world import Table
+
+        for sample in data.samples:
+            configs = sample.fields["configs"]
+            try:
+                initial = Table(configs, fix_corner_name=self.fix_corner_name).snapshot()
+            except (ValueError, KeyError, TypeError) as exc:
+                raise UserError(f"{sample.source}: the scene cannot be built ({exc})") from None
+            data.gold[sample.id] = [initial]
+
+    async def solve(self, state: SampleState, generate: Generate, resources: Resources) -> Outcome:
+        from toolbench.tasks.tabletop import checks, experts, prompts
+
+        sample = state.sample
+        configs = sample.fields["configs"]
+        session = LmpSession(
+            sample,
+            state.epoch,
+            generate,
+            resources.prompter.config,
+            dict(prompts.BASE_PROMPTS),
+            ideal=functools.partial(_ideal, experts.ideal_program, configs),
+        )
+        factory = functools.partial(
+            runtime.tabletop_world, configs, fix_corner_name=self.fix_corner_name
+        )
+        objects = [*configs["block_list"], *configs["bowl_list"]]
+        program = runtime.program_for(sample.query, objects)
+        try:
+            result = await resources.sandbox.arun(factory, program, session)
+        finally:
+            state.prediction = session.top_code
+            state.trace.extend(
+                {"step": c.step, "query": c.query, **({"context": c.context} if c.context else {})}
+                for c in session.trace
+            )
+        initial = resources.data.gold[sample.id][0]
+        details: dict[str, Any] = {"output": result.stdout} if result.stdout else {}
+        final = result.state if result.ok else None
+        if resources.run_dir is not None:
+            drawn = asyncio.get_running_loop().run_in_executor(
+                _drawer(), _images, resources.run_dir, state, initial, final
+            )
+            details.update(await drawn)
+        if final is None:
+            message = result.error or result.kind
+            return Outcome(Status.MODEL_ERROR, metrics=_zero(), message=message, details=details)
+        check = checks.check(sample.fields["tester_id"], configs, initial, final)
+        details["checks"] = {"success": check.success, "strict_success": check.strict_success}
+        if check.notes:
+            details["checks"]["notes"] = list(check.notes)
+        return Outcome(
+            Status.SCORED,
+            success=check.success,
+            metrics={"success_rate_strict": 1.0 if check.strict_success else 0.0},
+            message="" if check.success else "the final table fails the instruction's check",
+            details=details,
+        )
+
+    def first_request(self, sample: Sample, config: PromptConfig) -> GenerationRequest:
+        """The sample's first model call (``tabletop_ui``), as sent: ``toolbench prompt``."""
+        from toolbench.tasks.tabletop import prompts
+
+        session = LmpSession(sample, 0, _no_model, config, dict(prompts.BASE_PROMPTS))
+        configs = sample.fields["configs"]
+        context = "objects = " + repr([*configs["block_list"], *configs["bowl_list"]])
+        prompt = session.lmp_prompt(runtime.TOP_LMP, sample.query, context)
+        stops = runtime.LMPS[runtime.TOP_LMP].stops
+        return session.request(runtime.TOP_LMP, prompt, stops, (runtime.TOP_LMP, "", ""))
+
+    def aggregate(self, outcomes: Sequence[Outcome]) -> dict[str, float]:
+        return mean_metrics(outcomes, self.metrics)
+
+
+async def _no_model(request: GenerationRequest) -> Any:
+    raise RuntimeError("no model is asked while a prompt is only shown")
+
+
+def _zero() -> dict[str, float]:
+    return {"success_rate_strict": 0.0}
+
+
+def _ideal(expert: Any, configs: dict[str, Any], lmp: str, query: str, context: str) -> Any:
+    """The oracle's program for one LMP prompt; None (the oracle then has no answer) if the
+    expert does not know the query: real models write queries no template foresaw."""
+    try:
+        return expert(lmp, query, context, configs)
+    except Exception:
+        return None
+
+
+def _samples(task: str, records: list[dict[str, Any]], path: Path) -> list[Sample]:
+    samples: list[Sample] = []
+    seen: set[str] = set()
+    for number, record in enumerate(records, start=1):
+        ident = f"{record['tester_id']}-{record['configs_id']}"
+        if ident in seen:  # the original's ids are per tester and of unknown type
+            ident = f"{ident}-{number}"
+        seen.add(ident)
+        configs = record["configs"]
+        samples.append(
+            Sample(
+                id=ident,
+                task=task,
+                query=str(configs["instruction"]),
+                labels=(),
+                fields={
+                    "tester_id": record["tester_id"],
+                    "configs_id": record["configs_id"],
+                    "configs": configs,
+                },
+                source=f"{path}:{number}",
+            )
+        )
+    return samples
+
+
+def _images(run_dir: Path | None, state: SampleState, initial: Any, final: Any) -> dict[str, Any]:
+    """PNGs of the initial and final table under the run folder; the record names them."""
+    if run_dir is None:
+        return {}
+    from toolbench.tasks.tabletop import images
+
+    folder = run_dir / IMAGES_DIR / state.sample.task
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = f"{_safe(state.sample.id)}-e{state.epoch}"
+    named: dict[str, str] = {}
+    for which, snapshot in (("initial", initial), ("final", final)):
+        if snapshot is None:
+            continue
+        png = _png(images.render_png, snapshot, f"{state.sample.id} {which}")
+        path = folder / f"{stem}-{which}.png"
+        path.write_bytes(png)
+        named[which] = str(path.relative_to(run_dir))
+    return {"images": named}
+
+
+_PNGS: OrderedDict[str, bytes] = OrderedDict()
+_PNGS_LOCK = threading.Lock()
+_DRAWER: list[ThreadPoolExecutor] = []
+
+
+def _drawer() -> ThreadPoolExecutor:
+    """One thread draws every picture, off the event loop (which goes on answering other
+    samples' host calls meanwhile: PNG encoding releases the GIL); one, because matplotlib's
+    font objects are not safe to share between threads."""
+    if not _DRAWER:
+        _DRAWER.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="tabletop-images"))
+    return _DRAWER[0]
+
+
+MAX_PNGS = 512  # drawings remembered (~20 KB each): a sample's epochs share their pictures
+
+
+def _png(render: Any, snapshot: Any, title: str) -> bytes:
+    """The drawing of a snapshot, made once: the same table and title always give the same
+    bytes, so every epoch of a sample (and an unchanged final table) reuses them."""
+    key = hashlib.sha256(json.dumps([snapshot, title], sort_keys=True).encode()).hexdigest()
+    with _PNGS_LOCK:
+        png = _PNGS.get(key)
+    if png is None:
+        png = render(snapshot, title)
+        with _PNGS_LOCK:
+            _PNGS[key] = png
+            if len(_PNGS) > MAX_PNGS:
+                _PNGS.popitem(last=False)
+    return png
+
+
+def _safe(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)[:100]
