@@ -204,7 +204,7 @@ class _NoPrograms:
     def run(self, factory: Any, program: str) -> Any:
         raise RuntimeError("web_shop runs no programs")
 
-    async def arun(self, factory: Any, program: str) -> Any:
+    async def arun(self, factory: Any, program: str, host: Any = None) -> Any:
         raise RuntimeError("web_shop runs no programs")
 
     def run_many(self, factory: Any, programs: Any) -> Any:
