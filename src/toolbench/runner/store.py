@@ -308,16 +308,26 @@ class RunStore:
         self._handle.flush()
         self._anchor = anchor
 
-    def verify(self) -> LogCheck:
-        """Check the log on disk against the chain this process wrote (exactly: no record
-        added, removed or changed, even re-chained). Never raises."""
+    def verify(self, lines: list[LogLine] | None = None) -> LogCheck:
+        """Check the log on disk (or ``lines``, read from it by ``read_log``) against the chain
+        this process wrote (exactly: no record added, removed or changed, even re-chained).
+        Never raises."""
         try:
             anchor = self._chain()
-            return check_chain(_numbered(read_log(self.samples_file)), anchor, exact=True)
+            if lines is None:
+                lines = read_log(self.samples_file)
+            return check_chain(_numbered(lines), anchor, exact=True)
         except DamagedRecord as exc:
             return LogCheck(MODIFIED, line=exc.line, reason=exc.reason)
         except (UserError, OSError) as exc:
             return LogCheck(MODIFIED, line=1, reason=str(exc)[:300])
+
+    def finished_log(self) -> tuple[list[dict[str, Any]], LogCheck]:
+        """Every record of the log (as ``read_records`` gives them, raising as it does) and
+        ``verify()``'s check of the same bytes: the end of a run reads its log once, not
+        twice (parsing every record again cost as much as writing it)."""
+        lines = read_log(self.samples_file)
+        return [_unchained(line.record) for line in lines], self.verify(lines)
 
     def close(self) -> None:
         if self._handle is not None:
