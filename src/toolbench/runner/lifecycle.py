@@ -33,7 +33,6 @@ from rich.progress import Task as ProgressTask
 from rich.text import Text
 
 from toolbench.errors import UserError
-from toolbench.runner import aio
 from toolbench.runner.chain import LogCheck
 from toolbench.runner.engine import SessionStats, WorkItem, run_work
 from toolbench.runner.store import RunStore, read_run_info
@@ -132,7 +131,7 @@ def execute_plan(plan: RunPlan, out: Path | None, runs_dir: Path, console: Conso
     stats, status = SessionStats(), "failed"
     todo = [item for item in plan.work if item.key not in done]
     try:
-        aio.run(_run_with_progress(plan, todo, store, stats, console))
+        asyncio.run(_run_with_progress(plan, todo, store, stats, console))
         status = "complete"
     except (KeyboardInterrupt, asyncio.CancelledError):
         status = "interrupted"
