@@ -51,6 +51,7 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -205,7 +206,21 @@ def cpu_now(server: FakeOpenAIServer) -> tuple[float, float, float]:
 def toolbench_run(
     server: FakeOpenAIServer, concurrency: int, epochs: int, *extra: str, task: str = TASK
 ) -> Measured:
-    out = Path(tempfile.mkdtemp(prefix="tb-speed-")) / "run"
+    scratch = tempfile.mkdtemp(prefix="tb-speed-")  # removed below: ~1 MB per run otherwise
+    try:
+        return _measured_run(server, Path(scratch) / "run", task, concurrency, epochs, extra)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _measured_run(
+    server: FakeOpenAIServer,
+    out: Path,
+    task: str,
+    concurrency: int,
+    epochs: int,
+    extra: tuple[str, ...],
+) -> Measured:
     args = [
         "run", task, "--model", "openai:fake", "--base-url", server.base_url, "--no-cache",
         "--concurrency", str(concurrency), "--epochs", str(epochs), "--out", str(out), *extra,
