@@ -103,3 +103,32 @@ def test_parse_tolerates_sparse_compatible_servers() -> None:
     for bad in bad_replies:
         with pytest.raises(InfraError, match="no choices"):
             model._parse(bad, 0.1)
+
+
+def test_request_bodies_encode_as_their_plain_form() -> None:
+    """Messages go to the encoder as they are (no per-turn copy of the transcript); the bytes
+    must be those of the plain form whatever the messages are made of."""
+    import json
+    from types import MappingProxyType
+
+    from toolbench.models import openai_compat
+
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    transcripts = [
+        ({"role": "user", "content": "Find homes in Austin \u2028 \ud83c\udfe0"},),
+        (
+            {"role": "user", "content": "x"},
+            {"role": "assistant", "content": None, "tool_calls": (call,)},
+            {"role": "tool", "tool_call_id": "c1", "content": "[]"},
+        ),
+        (MappingProxyType({"role": "user", "content": "a read-only mapping"}),),
+        ({"role": "user", "content": "x", "extra": MappingProxyType({"k": (1, 2.5, None)})},),
+    ]
+    for messages in transcripts:
+        request = GenerationRequest(messages=messages)
+        body = {"model": "m", "messages": request.messages}
+        plain = {"model": "m", "messages": request.plain_messages()}
+        expected = json.dumps(plain, separators=(",", ":")).encode()
+        assert openai_compat._encode(body) == expected
+    with pytest.raises(TypeError):
+        openai_compat._encode({"messages": ({"role": "user", "content": object()},)})

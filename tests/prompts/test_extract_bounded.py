@@ -151,3 +151,34 @@ def test_parser_warnings_from_model_text_are_not_printed(recwarn: pytest.Warning
     assert extract_program("Intro.\nx = 1x\nOutro.") == "Intro.\nx = 1x\nOutro."
     assert extract_program('Intro.\nx = "\\d"\nOutro.') == 'x = "\\d"'
     assert not [w for w in recwarn if issubclass(w.category, SyntaxWarning | DeprecationWarning)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(REPLIES)
+def test_a_remembered_reply_extracts_as_a_fresh_one(reply: str) -> None:
+    """Replies are remembered (extract_program), which must change no answer: the first and the
+    remembered extraction equal extraction without the memo."""
+    fresh = extract._extract(reply.strip())
+    assert extract_program(reply) == fresh
+    assert extract_program(reply) == fresh
+
+
+def test_the_memo_is_bounded_and_skips_long_replies() -> None:
+    extract._remembered.cache_clear()
+    for i in range(extract.REMEMBERED_REPLIES + 50):
+        assert extract_program(f"API.search({i})") == f"API.search({i})"
+    info = extract._remembered.cache_info()
+    assert info.maxsize == extract.REMEMBERED_REPLIES == info.currsize
+    long_reply = "x = 1\n" * (extract.MAX_REMEMBERED_CHARS // 6 + 1)
+    assert extract_program(long_reply) == long_reply.strip()
+    assert extract._remembered.cache_info().currsize == info.currsize  # not remembered
+
+
+def test_a_replaced_parser_sees_a_reply_extracted_before(counter: CountingParser) -> None:
+    """The memo is keyed by the parser in use too, so counting what the parser is asked (the
+    tests above) is never fooled by an earlier extraction of the same reply."""
+    reply = f"Before.\n{PROGRAM}\nAfter."
+    extract._remembered(reply, ast.parse)  # remembered under the real parser's key
+    counter.calls = 0
+    assert extract_program(reply) == PROGRAM
+    assert counter.calls == 2

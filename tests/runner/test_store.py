@@ -79,3 +79,51 @@ def test_a_hostile_run_json_is_a_user_error(tmp_path: Path, content: bytes) -> N
     (tmp_path / "run.json").write_bytes(content)
     with pytest.raises(UserError, match=r"run.json: .*(damaged|JSON object)"):
         read_run_info(tmp_path)
+
+
+def test_the_end_of_a_run_reads_its_log_once_with_the_same_answers(tmp_path: Path) -> None:
+    """``finished_log`` gives what ``read_records`` and ``verify`` give, from one read; a
+    record changed behind the store's back is still caught."""
+    store = RunStore(tmp_path)
+    store.write_info({"status": "running"})
+    for sample_id in ("0", "1", "2"):
+        store.append(_record(sample_id))
+    store.close()
+    records, check = store.finished_log()
+    assert records == read_records(tmp_path)
+    assert check == store.verify() and check.ok
+    path = tmp_path / SAMPLES_FILE
+    path.write_text(path.read_text().replace('"id": "1"', '"id": "9"'))
+    records, check = store.finished_log()
+    assert [r["id"] for r in records] == ["0", "9", "2"]
+    assert not check.ok and check.line == 2 and check == store.verify()
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        json.dumps(_record("0")).encode(),
+        b"\xef\xbb\xbf" + json.dumps(_record("1")).encode(),  # UTF-8 byte-order mark
+        json.dumps(_record("2")).encode("utf-16"),
+        json.dumps(_record("\u00e9")).encode("utf-8"),
+        b'{"task": "t", "id": "0", "epoch": 0, "status": "scored", "success": NaN}',
+        b'{"task": "t", "id": "\xff"}',
+        b"[" * 3000 + b"]" * 3000,
+    ],
+)
+def test_a_log_line_reads_as_json_loads_reads_it(tmp_path: Path, line: bytes) -> None:
+    """The log reader's decoder is built once; it must take back exactly what ``json.loads``
+    (with NaN refused) took back, and refuse the rest as a damaged record."""
+    from toolbench.runner import store as store_module
+
+    try:
+        expected = json.loads(line, parse_constant=store_module._refuse_constant)
+    except (ValueError, RecursionError):
+        expected = None
+    try:
+        got = store_module.parse_line(tmp_path / SAMPLES_FILE, 1, line)
+    except UserError:
+        got = None
+    if store_module.record_problem(expected) if expected is not None else False:
+        expected = None
+    assert got == expected

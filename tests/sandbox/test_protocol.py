@@ -138,3 +138,47 @@ def test_a_kind_that_is_not_a_string_is_a_protocol_error(head: bytes) -> None:
     """Found by benchmarks/fuzz_protocol.py: an unhashable kind escaped as a TypeError."""
     with pytest.raises(ProtocolError, match="unknown result kind"):
         parse_result(b"R" + head + b"\n", 1000)
+
+
+def _reference_state(text: str) -> object:
+    """The reader before its decoder was built once: ``json.loads`` with the same hooks."""
+    from toolbench.sandbox import _protocol
+
+    return json.loads(
+        text,
+        parse_constant=_protocol._refuse_constant,
+        parse_int=_protocol._checked_int,
+        parse_float=_protocol._checked_float,
+    )
+
+
+STATE_TEXTS = st.one_of(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner),
+        max_leaves=12,
+    ).map(json.dumps),
+    st.sampled_from(["\ufeff{}", "\ufeff", " {} ", "1e999", "-1e999", "NaN", "[1,]", "9" * 301]),
+    st.text(max_size=20),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(STATE_TEXTS)
+def test_the_shared_decoder_reads_what_json_loads_read(text: str) -> None:
+    """Same value, or a refusal wherever ``json.loads`` with the same hooks refused (a leading
+    byte-order mark included)."""
+    if not text:  # no state at all: the reader's own convention
+        assert parse_state(text) is None
+        return
+    try:
+        expected: object = _reference_state(text)
+    except (ValueError, RecursionError):
+        expected = ProtocolError
+    try:
+        got: object = parse_state(text)
+    except ProtocolError:
+        got = ProtocolError
+    if expected is not ProtocolError and got is ProtocolError:  # e.g. nested too deeply
+        return
+    assert got == expected or (got != got and expected != expected)

@@ -33,6 +33,7 @@ from openai._models import FinalRequestOptions
 from toolbench.errors import UserError
 from toolbench.models.base import ModelOptions
 from toolbench.types import Generation, GenerationRequest, InfraError
+from toolbench.types import _plain as plain
 
 #: The completions and chat APIs reject more than four stop sequences.
 MAX_STOP_SEQUENCES = 4
@@ -76,6 +77,28 @@ def _plain_tool_call(call: dict[str, Any]) -> dict[str, Any]:
         "type": str(call.get("type") or "function"),
         "function": {"name": str(function.get("name") or ""), "arguments": arguments},
     }
+
+
+def _encode(body: dict[str, Any]) -> bytes:
+    """The compact JSON of a request body, byte for byte that of its plain form (mappings as
+    dicts, tuples as lists: ``GenerationRequest.plain_messages``).
+
+    A chat's messages are nearly always plain dicts already, and the encoder writes a tuple as
+    a list and a dict subclass as a dict, so they are encoded as they are; only when the
+    encoder refuses something (a mapping that is not a dict) is the body made plain first.
+    Making a transcript plain costs a Python call per message and field on every turn, which
+    made each turn of a long episode dearer than a single-turn call.
+    """
+    try:
+        return _ENCODER.encode(body).encode()
+    except (TypeError, ValueError):  # the plain form then says what the problem is, as before
+        return _ENCODER.encode(_plain_body(body)).encode()
+
+
+def _plain_body(body: dict[str, Any]) -> dict[str, Any]:
+    if body.get("messages") is None:
+        return body
+    return {**body, "messages": [plain(message) for message in body["messages"]]}
 
 
 def _cause(error: BaseException) -> str:
@@ -133,7 +156,8 @@ class OpenAIModel:
         start = time.perf_counter()
         body = self._common_args(request)
         if request.messages is not None:
-            path, body["messages"] = "/chat/completions", request.plain_messages()
+            # As they are: ``_encode`` makes them plain only if the encoder cannot take them.
+            path, body["messages"] = "/chat/completions", request.messages
             if request.tools:  # the API rejects an empty list: no tools means no field
                 body["tools"], body["tool_choice"] = request.plain_tools(), "auto"
         elif request.tools is not None:
@@ -210,9 +234,9 @@ class OpenAIModel:
         raise what the SDK would raise, so retrying and error messages do not change."""
         target = self._target(path)
         if target is None:
-            return await self._client.post(path, body=body, cast_to=object)
+            return await self._client.post(path, body=_plain_body(body), cast_to=object)
         url, headers = target
-        payload = _ENCODER.encode(body).encode()
+        payload = _encode(body)
         try:
             async with self._http().post(url, data=payload, headers=headers) as response:
                 raw = await response.read()

@@ -20,12 +20,17 @@ expression for the fence header was quadratic in runs of spaces. Now:
 - any failure of the parser (``SyntaxError``, ``ValueError`` for NUL bytes or lone surrogates,
   ``RecursionError`` and ``MemoryError`` for deep nesting) just means "does not parse".
 
+Parsing is also the largest per-reply cost of a cheap task (50-100 us for a 200-character
+program on a shared 2-core machine), and the answer depends only on the reply, so short
+replies are remembered (``extract_program``).
+
 The result is always a substring of the reply (stripped), so nothing is invented.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import warnings
 from collections.abc import Callable
@@ -50,14 +55,37 @@ _KEYWORD = re.compile(
 )
 _CODE_CHARS = frozenset("()[]{}=#")
 
+# Replies up to this size are remembered (see ``extract_program``): 512 of them hold at most
+# a few megabytes, and a program wrapped in a reply is rarely longer.
+MAX_REMEMBERED_CHARS = 4_000
+REMEMBERED_REPLIES = 512
+
+
 # The parser in use; tests replace it to count attempts.
 Parser = Callable[[str], object]
 parse: Parser = ast.parse
 
 
 def extract_program(text: str) -> str:
-    """The program in a reply: a fenced block if there is one, else the parseable core."""
+    """The program in a reply: a fenced block if there is one, else the parseable core.
+
+    The answer depends only on the reply (and the parser in use), so short replies are
+    remembered: every epoch of a deterministic model, and every turn of an episode that
+    repeats an action, would otherwise parse the same text again."""
     text = text.strip()
+    if len(text) <= MAX_REMEMBERED_CHARS:
+        return _remembered(text, parse)
+    return _extract(text)
+
+
+@functools.lru_cache(maxsize=REMEMBERED_REPLIES)
+def _remembered(text: str, parser: Parser) -> str:
+    """``_extract`` memoised; ``parser`` is part of the key so that a test's replaced parser
+    sees every attempt (``lru_cache`` is thread-safe and keeps the newest replies)."""
+    return _extract(text)
+
+
+def _extract(text: str) -> str:
     fenced = _first_fenced_block(text)
     if fenced is not None:
         return fenced.strip()

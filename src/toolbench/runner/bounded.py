@@ -206,4 +206,9 @@ def _conform(safe: Any) -> dict[str, Any]:
 def to_line(safe: dict[str, Any]) -> str:
     """The JSON line (no newline) of a bounded record: strict and ASCII-only, so that a model's
     U+2028 or stray \\r can never split a record for any reader."""
-    return json.dumps(safe, ensure_ascii=True, allow_nan=False)
+    return _LINE_ENCODER.encode(safe)
+
+
+# ``json.dumps(safe, ensure_ascii=True, allow_nan=False)`` with the encoder built once, not per
+# record (``dumps`` with any option builds a new one).
+_LINE_ENCODER = json.JSONEncoder(ensure_ascii=True, allow_nan=False)

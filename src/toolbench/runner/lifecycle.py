@@ -33,8 +33,9 @@ from rich.progress import Task as ProgressTask
 from rich.text import Text
 
 from toolbench.errors import UserError
+from toolbench.runner.chain import LogCheck
 from toolbench.runner.engine import SessionStats, WorkItem, run_work
-from toolbench.runner.store import RunStore, read_records, read_run_info
+from toolbench.runner.store import RunStore, read_run_info
 
 # (info so far, every record of the log) -> info with "metrics", "counts", ...; and the number
 # of work items that ended scored or as model errors.
@@ -141,13 +142,14 @@ def execute_plan(plan: RunPlan, out: Path | None, runs_dir: Path, console: Conso
         raise
     finally:
         store.close()
-        info, finished = plan.finish(info, read_records(folder))
+        records, check = store.finished_log()
+        info, finished = plan.finish(info, records)
         add_session(info, stats)
         if status == "complete" and finished < len(plan.work):
             status = "incomplete"  # infra errors remain; rerun the command to retry them
         info["status"] = status
         info.update(plan.extra_final)
-        record_log_check(info, store, console)
+        record_log_check(info, store, console, check)
         store.write_info(info)
     return RunResult(folder=folder, info=info, stats=stats)
 
@@ -200,11 +202,15 @@ def open_run(
     return store, previous, done
 
 
-def record_log_check(info: dict[str, Any], store: RunStore, console: Console) -> None:
-    """Check the log against the chain this process wrote, before run.json is finalised:
-    ``"log_verified"`` in run.json, and one warning line if the log changed under the run
-    (e.g. a program that escaped the sandbox rewrote it). In place; never raises."""
-    check = store.verify()
+def record_log_check(
+    info: dict[str, Any], store: RunStore, console: Console, check: LogCheck | None = None
+) -> None:
+    """Check the log against the chain this process wrote, before run.json is finalised
+    (``check``: that check, already made by ``RunStore.finished_log``): ``"log_verified"`` in
+    run.json, and one warning line if the log changed under the run (e.g. a program that
+    escaped the sandbox rewrote it). In place; never raises."""
+    if check is None:
+        check = store.verify()
     info["log_verified"] = check.ok
     info.pop("log_problem", None)
     if not check.ok:

@@ -112,12 +112,14 @@ class Recorder:
         state = self._state
         if len(state.calls) >= MAX_CALLS_PER_SAMPLE:
             raise TooManyCalls(f"more than {MAX_CALLS_PER_SAMPLE} model calls for one sample")
-        request = dataclasses.replace(
-            request,
-            sample=request.sample or state.sample,
-            epoch=state.epoch,
-            step=self._unique_step(request.step),
-        )
+        step = self._unique_step(request.step)
+        if request.sample is None or request.epoch != state.epoch or request.step != step:
+            # Copied only when something changes (a one-call task's request from the prompter
+            # already names its sample, epoch and step): ``replace`` re-runs the whole
+            # constructor, a measurable part of the per-call cost of a cheap task.
+            request = dataclasses.replace(
+                request, sample=request.sample or state.sample, epoch=state.epoch, step=step
+            )
         phash = prompt_hash(request)
         if not state.first_prompt_hash:
             state.first_prompt_hash = phash

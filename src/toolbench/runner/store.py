@@ -132,7 +132,9 @@ def parse_line(path: Path, number: int, line: bytes) -> dict[str, Any]:
     if len(line) > MAX_READ_LINE_BYTES:
         raise DamagedRecord(path, number, f"record of {len(line)} bytes is over the size cap")
     try:
-        record = json.loads(line, parse_constant=_refuse_constant)
+        # What json.loads(line, parse_constant=...) does, with the decoder built once (it
+        # would build one, and its scanner, for every line of the log).
+        record = _RECORD_DECODER.decode(line.decode(json.detect_encoding(line), "surrogatepass"))
     except RecursionError:
         raise DamagedRecord(path, number, "record is nested too deeply") from None
     except ValueError as exc:  # JSONDecodeError, bad UTF-8, NaN/Infinity
@@ -146,6 +148,9 @@ def parse_line(path: Path, number: int, line: bytes) -> dict[str, Any]:
 
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not strict JSON")
+
+
+_RECORD_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
 
 
 def record_problem(record: Any) -> str | None:
@@ -308,16 +313,26 @@ class RunStore:
         self._handle.flush()
         self._anchor = anchor
 
-    def verify(self) -> LogCheck:
-        """Check the log on disk against the chain this process wrote (exactly: no record
-        added, removed or changed, even re-chained). Never raises."""
+    def verify(self, lines: list[LogLine] | None = None) -> LogCheck:
+        """Check the log on disk (or ``lines``, read from it by ``read_log``) against the chain
+        this process wrote (exactly: no record added, removed or changed, even re-chained).
+        Never raises."""
         try:
             anchor = self._chain()
-            return check_chain(_numbered(read_log(self.samples_file)), anchor, exact=True)
+            if lines is None:
+                lines = read_log(self.samples_file)
+            return check_chain(_numbered(lines), anchor, exact=True)
         except DamagedRecord as exc:
             return LogCheck(MODIFIED, line=exc.line, reason=exc.reason)
         except (UserError, OSError) as exc:
             return LogCheck(MODIFIED, line=1, reason=str(exc)[:300])
+
+    def finished_log(self) -> tuple[list[dict[str, Any]], LogCheck]:
+        """Every record of the log (as ``read_records`` gives them, raising as it does) and
+        ``verify()``'s check of the same bytes: the end of a run reads its log once, not
+        twice (parsing every record again cost as much as writing it)."""
+        lines = read_log(self.samples_file)
+        return [_unchained(line.record) for line in lines], self.verify(lines)
 
     def close(self) -> None:
         if self._handle is not None:

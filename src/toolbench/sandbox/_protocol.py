@@ -186,17 +186,28 @@ def _depth_ok(value: Any) -> bool:
     return True
 
 
+# One decoder each, built once: ``json.loads`` with any option builds a new decoder and its
+# scanner on every call, which cost more than decoding a small world state (~20 us of ~30 on
+# a shared 2-core machine). ``decode`` is what ``json.loads`` calls for a ``str``.
+_STATE_DECODER = json.JSONDecoder(
+    parse_constant=_refuse_constant, parse_int=_checked_int, parse_float=_checked_float
+)
+_HEAD_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+
+
+def _decode(decoder: json.JSONDecoder, text: str) -> Any:
+    """``json.loads(text, **the decoder's options)``, including its refusal of a leading BOM."""
+    if text.startswith("\ufeff"):
+        raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+    return decoder.decode(text)
+
+
 def parse_state(text: str) -> Any:
     """Strict JSON of a world state, bounded in nesting and integer size."""
     if not text:
         return None
     try:
-        value = json.loads(
-            text,
-            parse_constant=_refuse_constant,
-            parse_int=_checked_int,
-            parse_float=_checked_float,
-        )
+        value = _decode(_STATE_DECODER, text)
     except RecursionError:
         raise ProtocolError("the state is nested too deeply to read") from None
     except (ValueError, TypeError) as exc:
@@ -220,7 +231,7 @@ def parse_result(message: bytes, max_stdout: int) -> Reply:
     if not newline:
         raise ProtocolError("the reply has no head")
     try:
-        head = json.loads(head_text, parse_constant=_refuse_constant)
+        head = _decode(_HEAD_DECODER, head_text)
     except (ValueError, RecursionError):
         raise ProtocolError("the reply's head is not JSON") from None
     if not (isinstance(head, list) and len(head) == 3):
