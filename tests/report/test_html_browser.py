@@ -1,6 +1,7 @@
 """The HTML report in a real browser (Playwright + Debian's chromium), built from real runs
-made through the CLI: oracle, baseline and a replay run with wrong answers, crashes, epochs
-that disagree and hostile text, on three tasks. The page's numbers are checked against each
+made through the CLI: oracle and baseline on every task (web_shop episodes and tabletop's
+nested calls and pictures included) and a replay run with wrong answers, crashes, epochs that
+disagree and hostile text on three single-call tasks. The page's numbers are checked against each
 run.json, the explorer is filtered and a failing sample opened to its diff, hostile
 predictions stay inert, and the file loads with the network off (no request attempted)."""
 
@@ -19,7 +20,11 @@ from tests.report.runs import make_run, record
 from tests.report.test_parts import tiny_png
 
 Cli = Callable[..., CliResult]
-TASKS = "home_search,booking,virtual_home"
+TASKS = "home_search,booking,virtual_home"  # the replay run's (single-call tasks)
+# oracle and baseline run every task, episodes and nested-call programs included
+ALL_TASKS = (
+    "home_search,booking,open_weather,the_cat_api,google_sheets,virtual_home,web_shop,tabletop"
+)
 HOSTILE = (
     '<script>window.__xss = 1; alert("script")</script>'
     "<img src=x onerror=\"window.__xss = 2; alert('img')\">"
@@ -35,9 +40,13 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("report")
     limit = ("--limit", "5", "--concurrency", "4")
     oracle, baseline, replay = root / "oracle", root / "baseline", root / "replay"
-    assert main(["run", TASKS, "--model", "oracle", *limit, "--out", str(oracle)]) == 0
-    assert main(["run", TASKS, "--model", "baseline", *limit, "--out", str(baseline)]) == 0
-    golds = {(r["task"], str(r["id"])): r["prediction"] for r in read_run(oracle)[1]}
+    assert main(["run", ALL_TASKS, "--model", "oracle", *limit, "--out", str(oracle)]) == 0
+    assert main(["run", ALL_TASKS, "--model", "baseline", *limit, "--out", str(baseline)]) == 0
+    golds = {
+        (r["task"], str(r["id"])): r["prediction"]
+        for r in read_run(oracle)[1]
+        if r["task"] in TASKS.split(",")
+    }
     lines = []
     for (task, sample_id), gold in golds.items():
         for epoch in (0, 1):
@@ -110,7 +119,10 @@ def test_report_in_the_browser(browser_page: Any, report: dict[str, Any]) -> Non
                 )
                 assert cell.inner_text().startswith(f"{value:.3f} [")
                 checked += 1
-    assert checked >= 3 * 15
+    assert checked >= 2 * 8 * 2 + 3 * 2
+    assert {"web_shop", "tabletop"} <= set(
+        json.loads((report["runs"][0] / "run.json").read_text())["metrics"]
+    )
     assert page.locator("#plots img").count() >= 10
     assert page.locator("#differences-table td.sig").count() >= 1
 
@@ -154,6 +166,13 @@ def test_report_in_the_browser(browser_page: Any, report: dict[str, Any]) -> Non
     page.locator("#detail pre").first.click()
     page.wait_for_timeout(200)
     assert page.evaluate("window.__xss") is None and not dialogs and page.url == url
+
+    # A tabletop sample shows its initial and final tables, drawn by the run.
+    page.fill("#f-text", "")
+    page.select_option("#f-task", "tabletop")
+    page.select_option("#f-run", "0")
+    page.locator("#samples tbody tr").first.click()
+    assert detail.locator(".images img").count() == 2
 
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=True)
