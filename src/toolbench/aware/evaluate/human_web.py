@@ -34,6 +34,7 @@ from starlette.routing import Route
 from toolbench.aware.evaluate.human import HumanSession
 from toolbench.aware.evaluate.human_store import AnswerStore
 from toolbench.aware.evaluate.prompts import EXPLICIT_SYSTEM, explicit_user_message
+from toolbench.aware.review.signin import SignIn
 from toolbench.aware.review.store import Taken
 from toolbench.aware.review.webkit import (
     LOOPBACK_HOSTS,
@@ -47,7 +48,6 @@ from toolbench.aware.review.webkit import (
     redirect,
     run,
     url_of,
-    valid_name,
     whole_number,
 )
 
@@ -62,8 +62,12 @@ NOTICES = {
 _DONE = {"yes": "answered", "no": "answered", "skip": "skipped"}
 
 
-class HumanWeb:
+class HumanWeb(SignIn):
     """The human-baseline server's state: the session (sample), its store and the guard."""
+
+    title = "study"
+    what = "answer"
+    landing = "/answer"
 
     def __init__(
         self,
@@ -75,17 +79,13 @@ class HumanWeb:
         self.session = session
         self.store: AnswerStore = session.open_store()
         self.ids = session.sample.ids
-        self.guard = Guard(COOKIE, hosts)
-        self._closed = False
+        self.start_sign_in(Guard(COOKIE, hosts), self.store)
         self.results_token = results_token
-        self.annotators: set[str] = set()
         self._shown: dict[tuple[str, str], float] = {}
         self._shown_lock = threading.Lock()
         self.app = make_app(
             [
-                Route("/", self.home, methods=["GET"]),
-                Route("/login", self.login, methods=["POST"]),
-                Route("/logout", self.logout, methods=["POST"]),
+                *self.sign_in_routes(),
                 Route("/answer", self.answer_page, methods=["GET"]),
                 Route("/answer", self.answer, methods=["POST"]),
                 Route("/undo", self.undo, methods=["POST"]),
@@ -94,57 +94,13 @@ class HumanWeb:
             self.guard,
         )
 
-    def close(self) -> None:
-        """Give back every lease a browser annotator of this server holds, then close."""
-        if self._closed:
-            return
-        self._closed = True
-        for annotator in sorted(self.annotators):
-            self.store.release(annotator)
-        self.store.close()
-
-    # ---- who is answering ----
-
-    def home(self, request: Request) -> Response:
-        session = self.guard.session(request)
-        if session is not None and session.name:
-            return redirect("/answer")
-        session = session or self.guard.new_session()
-        response = page(
-            "login.html", title="study", csrf=session.csrf, what="answer", error="", name=""
-        )
-        return self.guard.keep(response, session)
-
-    async def login(self, request: Request) -> Response:
-        session, form = await self.guard.post(request)
-        try:
-            name = valid_name(one(form, "name"))
-        except ValueError as error:
-            return page(
-                "login.html",
-                status=400,
-                title="study",
-                csrf=session.csrf,
-                what="answer",
-                error=str(error),
-                name=one(form, "name")[:200],
-            )
-        self.annotators.add(name)
-        return self.guard.keep(redirect("/answer"), self.guard.new_session(name))
-
-    async def logout(self, request: Request) -> Response:
-        session, _ = await self.guard.post(request)
-        if session.name:
-            await run_in_threadpool(self.store.release, session.name)
-        return self.guard.forget(redirect("/"))
-
     # ---- answering ----
 
     async def answer_page(self, request: Request) -> Response:
         session = self.guard.session(request)
         if session is None or not session.name:
             return redirect("/")
-        self.annotators.add(session.name)
+        self.people.add(session.name)
         notice = NOTICES.get(request.query_params.get("n", ""), "")
         return await run_in_threadpool(self._page, session.name, session.csrf, notice)
 
@@ -193,7 +149,7 @@ class HumanWeb:
         with self._shown_lock:
             shown = self._shown.pop((session.name, instance_id), None)
         seconds = round(time.monotonic() - shown, 3) if shown is not None else 0.0
-        self.annotators.add(session.name)
+        self.people.add(session.name)
         try:
             if choice == "skip":
                 await run_in_threadpool(

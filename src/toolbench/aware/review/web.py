@@ -36,6 +36,7 @@ from starlette.routing import Route
 
 from toolbench.aware.review import web_view
 from toolbench.aware.review.reasons import reasons_for
+from toolbench.aware.review.signin import SignIn
 from toolbench.aware.review.store import DEFAULT_LEASE_S, ReviewStore, Taken, default_db_path
 from toolbench.aware.review.terminal import review_queue
 from toolbench.aware.review.webkit import (
@@ -50,7 +51,6 @@ from toolbench.aware.review.webkit import (
     redirect,
     run,
     url_of,
-    valid_name,
     whole_number,
 )
 from toolbench.aware.schema import Instance, read_instances
@@ -73,8 +73,12 @@ NOTICES = {
 _DONE = {"accept": "accepted", "reject": "rejected", "skip": "skipped"}
 
 
-class ReviewWeb:
+class ReviewWeb(SignIn):
     """The review server's state: the dataset, its queue, the store, the guard."""
+
+    title = "review"
+    what = "review"
+    landing = "/review"
 
     def __init__(
         self,
@@ -93,16 +97,12 @@ class ReviewWeb:
         self.queued = frozenset(self.queue)
         self.db = db if db is not None else default_db_path(self.dataset)
         self.store = ReviewStore(self.db, list(self.by_id), dataset=self.dataset)
-        self.guard = Guard(COOKIE, hosts)
-        self._closed = False
+        self.start_sign_in(Guard(COOKIE, hosts), self.store)
         self.results_token = results_token
         self.lease_s = lease_s
-        self.reviewers: set[str] = set()
         self.app = make_app(
             [
-                Route("/", self.home, methods=["GET"]),
-                Route("/login", self.login, methods=["POST"]),
-                Route("/logout", self.logout, methods=["POST"]),
+                *self.sign_in_routes(),
                 Route("/review", self.review, methods=["GET"]),
                 Route("/decide", self.decide, methods=["POST"]),
                 Route("/undo", self.undo, methods=["POST"]),
@@ -111,55 +111,11 @@ class ReviewWeb:
             self.guard,
         )
 
-    def close(self) -> None:
-        """Give back every lease a browser reviewer of this server holds, then close."""
-        if self._closed:
-            return
-        self._closed = True
-        for reviewer in sorted(self.reviewers):
-            self.store.release(reviewer)
-        self.store.close()
-
-    # ---- who is reviewing ----
-
-    def home(self, request: Request) -> Response:
-        session = self.guard.session(request)
-        if session is not None and session.name:
-            return redirect("/review")
-        session = session or self.guard.new_session()
-        response = page(
-            "login.html", title="review", csrf=session.csrf, what="review", error="", name=""
-        )
-        return self.guard.keep(response, session)
-
-    async def login(self, request: Request) -> Response:
-        session, form = await self.guard.post(request)
-        try:
-            name = valid_name(one(form, "name"))
-        except ValueError as error:
-            return page(
-                "login.html",
-                status=400,
-                title="review",
-                csrf=session.csrf,
-                what="review",
-                error=str(error),
-                name=one(form, "name")[:200],
-            )
-        self.reviewers.add(name)
-        return self.guard.keep(redirect("/review"), self.guard.new_session(name))
-
-    async def logout(self, request: Request) -> Response:
-        session, _ = await self.guard.post(request)
-        if session.name:
-            await run_in_threadpool(self.store.release, session.name)
-        return self.guard.forget(redirect("/"))
-
     def _reviewer(self, request: Request) -> tuple[str, str] | None:
         session = self.guard.session(request)
         if session is None or not session.name:
             return None
-        self.reviewers.add(session.name)
+        self.people.add(session.name)
         return session.name, session.csrf
 
     # ---- the review page ----
@@ -230,7 +186,7 @@ class ReviewWeb:
             return redirect("/review?n=note")
         if action != "reject":
             reasons, note = [], ""
-        self.reviewers.add(session.name)
+        self.people.add(session.name)
         try:
             await run_in_threadpool(
                 self.store.record,
