@@ -128,3 +128,13 @@ def test_exposure_is_said_only_off_loopback() -> None:
 
     assert exposure("127.0.0.1") == "" and exposure("localhost") == ""
     assert "other machines" in exposure("0.0.0.0")
+
+
+def test_non_ascii_secrets_are_unequal_not_errors() -> None:
+    """A cookie signature, CSRF token or results token holding non-ASCII (or a lone surrogate)
+    is a wrong secret, never a server error."""
+    from toolbench.aware.review.webkit import same_secret
+
+    assert same_secret("abc", "abc")
+    assert not same_secret("ab\u00e9", "abc")
+    assert not same_secret("\ud800", "abc")

@@ -16,7 +16,6 @@ screen are measured by the server from the first time it showed the instance to 
 
 from __future__ import annotations
 
-import hmac
 import io
 import secrets
 import threading
@@ -79,8 +78,7 @@ class HumanWeb(SignIn):
         self.session = session
         self.store: AnswerStore = session.open_store()
         self.ids = session.sample.ids
-        self.start_sign_in(Guard(COOKIE, hosts), self.store)
-        self.results_token = results_token
+        self.start_sign_in(Guard(COOKIE, hosts), self.store, results_token)
         self._shown: dict[tuple[str, str], float] = {}
         self._shown_lock = threading.Lock()
         self.app = make_app(
@@ -181,11 +179,7 @@ class HumanWeb(SignIn):
     # ---- for the person running the study ----
 
     def results(self, request: Request) -> Response:
-        token = request.query_params.get("token", "")
-        if not self.results_token or not hmac.compare_digest(
-            token.encode(), self.results_token.encode()
-        ):
-            raise HTTPException(403, "the results need the token printed when the server started")
+        self.require_results_token(request)
         out = io.StringIO()
         self.session.render_results(Console(file=out, width=140, color_system=None))
         return page("human_results.html", title="study results", text=out.getvalue())

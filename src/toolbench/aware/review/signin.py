@@ -11,11 +11,12 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from toolbench.aware.review.webkit import Guard, one, page, redirect, valid_name
+from toolbench.aware.review.webkit import Guard, one, page, redirect, same_secret, valid_name
 
 
 class LeaseStore(Protocol):
@@ -37,9 +38,10 @@ class SignIn:
     what = ""
     landing = "/"
 
-    def start_sign_in(self, guard: Guard, leases: LeaseStore) -> None:
+    def start_sign_in(self, guard: Guard, leases: LeaseStore, results_token: str) -> None:
         self.guard = guard
         self._leases = leases
+        self.results_token = results_token  # "" = no results page
         self.people: set[str] = set()  # every name signed in on this server
         self._closed = False
 
@@ -81,6 +83,12 @@ class SignIn:
         if session.name:
             await run_in_threadpool(self._leases.release, session.name)
         return self.guard.forget(redirect("/"))
+
+    def require_results_token(self, request: Request) -> None:
+        """The results are for the person who started the server: 403 without its token."""
+        token = request.query_params.get("token", "")
+        if not self.results_token or not same_secret(token, self.results_token):
+            raise HTTPException(403, "the results need the token printed when the server started")
 
     def _login_page(
         self, csrf: str, error: str = "", name: str = "", status: int = 200

@@ -20,7 +20,6 @@ name gets its own leases. When the server stops, the leases of everyone who used
 
 from __future__ import annotations
 
-import hmac
 import secrets
 from collections import Counter
 from collections.abc import Callable
@@ -97,8 +96,7 @@ class ReviewWeb(SignIn):
         self.queued = frozenset(self.queue)
         self.db = db if db is not None else default_db_path(self.dataset)
         self.store = ReviewStore(self.db, list(self.by_id), dataset=self.dataset)
-        self.start_sign_in(Guard(COOKIE, hosts), self.store)
-        self.results_token = results_token
+        self.start_sign_in(Guard(COOKIE, hosts), self.store, results_token)
         self.lease_s = lease_s
         self.app = make_app(
             [
@@ -219,11 +217,7 @@ class ReviewWeb(SignIn):
     # ---- for the person running the review ----
 
     def results(self, request: Request) -> Response:
-        token = request.query_params.get("token", "")
-        if not self.results_token or not hmac.compare_digest(
-            token.encode(), self.results_token.encode()
-        ):
-            raise HTTPException(403, "the results need the token printed when the server started")
+        self.require_results_token(request)
         decided = self.store.current_decisions()
         counts: Counter[tuple[str, str]] = Counter(
             (d.reviewer, d.status) for i, d in decided.items() if i in self.queued

@@ -26,6 +26,7 @@ import base64
 import binascii
 import contextlib
 import errno
+import functools
 import hashlib
 import hmac
 import json
@@ -67,6 +68,14 @@ _ENV = Environment(
 )
 
 Form = dict[str, list[str]]
+
+
+def same_secret(given: str, expected: str) -> bool:
+    """A constant-time comparison of text from a request with a secret of ours. Request text
+    may hold any code point (even a lone surrogate): compared as bytes, it is simply unequal,
+    where ``compare_digest`` on non-ASCII ``str`` raises."""
+    encode = functools.partial(str.encode, encoding="utf-8", errors="surrogatepass")
+    return hmac.compare_digest(encode(given), encode(expected))
 
 
 def page(template: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -121,7 +130,7 @@ class Guard:
             payload = base64.urlsafe_b64decode(body.encode("ascii") + b"=" * (-len(body) % 4))
         except (binascii.Error, UnicodeEncodeError, ValueError):
             return None
-        if not hmac.compare_digest(self._sign(payload), signature):
+        if not same_secret(self._sign(payload), signature):
             return None
         data = json.loads(payload)  # signed by us: well formed
         return Session(name=str(data["name"]), csrf=str(data["csrf"]))
@@ -167,7 +176,7 @@ class Guard:
         form = await read_form(request)
         session = self.session(request)
         token = (form.get("csrf") or [""])[0]
-        if session is None or not hmac.compare_digest(token.encode(), session.csrf.encode()):
+        if session is None or not same_secret(token, session.csrf):
             raise HTTPException(403, "the form has expired or was not sent by this page; reload")
         return session, form
 
