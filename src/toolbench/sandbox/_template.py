@@ -99,17 +99,16 @@ class Template:
         self.shared: dict[str, _SharedProcess] = {}
         self.exiting: list[int] = []  # program processes killed after their reply, to reap
         self.nonce = b""
-        self.seccomp = False
+        self.program_filter: seccomp_filter.ProgramFilter | None = None
         if use_seccomp and seccomp_filter.available(libraries):
             seccomp_filter.load_template_filter(network)
-            self.seccomp = True
-        self.network = network
+            self.program_filter = seccomp_filter.ProgramFilter(network)
         # Collect cycles only where we choose (in program processes, under their timers).
         gc.disable()
         gc.freeze()
 
     def facts(self) -> bytes:
-        return json.dumps({"seccomp": self.seccomp, "uid": os.getuid()}).encode()
+        return json.dumps({"seccomp": self.program_filter is not None, "uid": os.getuid()}).encode()
 
     def serve(self) -> None:
         while True:
@@ -223,8 +222,8 @@ class Template:
 
     def _become_program_process(self) -> None:
         self.conn.close()  # the parent's channel is the template's alone
-        if self.seccomp:
-            seccomp_filter.load_program_filter(self.network)
+        if self.program_filter is not None:
+            self.program_filter.load()
 
     def _program_process(
         self,
