@@ -1,19 +1,10 @@
 """booking: search trip tickets and hotels through Python API calls with Loc/Date values."""
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from toolbench.tasks.base import TaskDefaults, TaskGenerator
-from toolbench.tasks.booking import docs, generator
-from toolbench.tasks.booking.api import make_world
-from toolbench.tasks.booking.tools import TOOLSET
-from toolbench.tasks.program_task import ProgramTask
+from toolbench.tasks.lazy import task_attribute
 
-TASK = ProgramTask(
-    name="booking",
-    summary="Python calls on a trip-booking API (tickets, hotels, both; Loc and Date values)",
-    world=make_world,
-    package_dir=Path(__file__).parent,
-    defaults=TaskDefaults(top_k_api=15, top_k_example=3, max_tokens=384),
-    generator=TaskGenerator.of(generator, docs),
-    toolset=TOOLSET,
-)
+if TYPE_CHECKING:
+    from toolbench.tasks.booking.definition import TASK as TASK
+
+__getattr__ = task_attribute(__name__)

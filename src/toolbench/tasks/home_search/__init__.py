@@ -1,19 +1,10 @@
 """home_search: find homes by filling a Redfin-like search form through Python API calls."""
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from toolbench.tasks.base import TaskDefaults, TaskGenerator
-from toolbench.tasks.home_search import docs, generator
-from toolbench.tasks.home_search.api import make_world
-from toolbench.tasks.home_search.tools import TOOLSET
-from toolbench.tasks.program_task import ProgramTask
+from toolbench.tasks.lazy import task_attribute
 
-TASK = ProgramTask(
-    name="home_search",
-    summary="Python calls on a home-search API (location, buy/rent, home types, criteria)",
-    world=make_world,
-    package_dir=Path(__file__).parent,
-    defaults=TaskDefaults(top_k_api=15, top_k_example=3, max_tokens=256),
-    generator=TaskGenerator.of(generator, docs),
-    toolset=TOOLSET,
-)
+if TYPE_CHECKING:
+    from toolbench.tasks.home_search.definition import TASK as TASK
+
+__getattr__ = task_attribute(__name__)

@@ -1,18 +1,10 @@
 """open_weather: curl requests to a simulated OpenWeather API (weather, air, geocoding)."""
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from toolbench.tasks.base import TaskDefaults, TaskGenerator
-from toolbench.tasks.curl_task import CurlTask
-from toolbench.tasks.open_weather import docs, generator
-from toolbench.tasks.open_weather.service import SERVICE
+from toolbench.tasks.lazy import task_attribute
 
-TASK = CurlTask(
-    name="open_weather",
-    summary="a curl request to the OpenWeather API (weather, forecast, air pollution, geocoding)",
-    service=SERVICE,
-    package_dir=Path(__file__).parent,
-    live_key_env="OPEN_WEATHER_KEY",
-    defaults=TaskDefaults(top_k_api=10, top_k_example=3, max_tokens=128),
-    generator=TaskGenerator.of(generator, docs),
-)
+if TYPE_CHECKING:
+    from toolbench.tasks.open_weather.definition import TASK as TASK
+
+__getattr__ = task_attribute(__name__)

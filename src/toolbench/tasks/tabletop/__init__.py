@@ -1,21 +1,10 @@
 """tabletop: code-as-policies on a deterministic table, with nested model calls from the sandbox."""
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from toolbench.tasks.base import TaskDefaults, TaskGenerator
-from toolbench.tasks.tabletop import generator
-from toolbench.tasks.tabletop.task import TabletopTask
+from toolbench.tasks.lazy import task_attribute
 
-TASK = TabletopTask(
-    name="tabletop",
-    summary="robot-arm programs whose LMP calls ask the model again (success, strict, crashes)",
-    package_dir=Path(__file__).parent,
-    # The original's commands: no retrieved docs or demonstrations, 256 new tokens.
-    defaults=TaskDefaults(top_k_api=0, top_k_example=0, max_tokens=256),
-    generator=TaskGenerator(
-        generate=generator.generate,
-        functions={},
-        examples=(),
-        default_test_size=generator.DEFAULT_TEST_SIZE,
-    ),
-)
+if TYPE_CHECKING:
+    from toolbench.tasks.tabletop.definition import TASK as TASK
+
+__getattr__ = task_attribute(__name__)

@@ -1,24 +1,11 @@
 """the_cat_api: curl requests to a simulated, stateful The Cat API (images, breeds, favourites,
 votes)."""
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from toolbench.tasks.base import TaskDefaults, TaskGenerator
-from toolbench.tasks.curl_task import CurlTask
-from toolbench.tasks.the_cat_api import docs, generator
-from toolbench.tasks.the_cat_api.derive import derive_state
-from toolbench.tasks.the_cat_api.service import SERVICE
+from toolbench.tasks.lazy import task_attribute
 
-TASK = CurlTask(
-    name="the_cat_api",
-    summary="a curl request to The Cat API (image search, breeds, favourites, votes)",
-    service=SERVICE,
-    package_dir=Path(__file__).parent,
-    live_key_env="THE_CAT_API_KEY",
-    live_key_header="x-api-key",
-    drop_keys=("id",),
-    derive_state=derive_state,
-    same_endpoint=True,
-    defaults=TaskDefaults(top_k_api=3, top_k_example=3, max_tokens=128),
-    generator=TaskGenerator.of(generator, docs),
-)
+if TYPE_CHECKING:
+    from toolbench.tasks.the_cat_api.definition import TASK as TASK
+
+__getattr__ = task_attribute(__name__)

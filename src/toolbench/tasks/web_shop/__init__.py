@@ -4,15 +4,11 @@ The store API (``store.py``: ``Store.load()``, ``store.new_session(goal)``, ``se
 is what the text task, the HTML server and the gymnasium env drive.
 """
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from toolbench.tasks.base import TaskDefaults
-from toolbench.tasks.web_shop.task import WebShopTask
+from toolbench.tasks.lazy import task_attribute
 
-TASK = WebShopTask(
-    name="web_shop",
-    summary="shopping episodes: search[...] / click[...] for up to 25 turns, purchase reward",
-    package_dir=Path(__file__).parent,
-    # The original's published settings: no API docs, three demonstrations, 128 tokens.
-    defaults=TaskDefaults(top_k_api=0, top_k_example=3, max_tokens=128),
-)
+if TYPE_CHECKING:
+    from toolbench.tasks.web_shop.definition import TASK as TASK
+
+__getattr__ = task_attribute(__name__)
