@@ -9,6 +9,7 @@ import sys
 import zlib
 from pathlib import Path
 
+from toolbench.tasks.tabletop import images
 from toolbench.tasks.tabletop.images import render_png
 from toolbench.tasks.tabletop.scenes import read_records
 from toolbench.tasks.tabletop.world import Table
@@ -69,3 +70,25 @@ def test_hostile_titles_and_states_render() -> None:
     for title in ("$x^{$", "\\" * 500, "line\nbreak " * 200, "\U0001f600" * 300, "",
                   "nul\x00 and \ud800 lone surrogate", "é" * 10**6):  # fmt: skip
         assert render_png(snap, title).startswith(PNG_MAGIC)
+
+
+def test_pillow_reads_the_picture_and_its_title() -> None:
+    """Our PNG writer against an independent decoder: size, mode, the pixels Agg drew (the
+    tower's staircase differs from the scene) and the title in both text chunk kinds."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    final, initial = _final(), Table(RECORD["configs"]).snapshot()
+    for title, kind in (("plain title", b"tEXt"), ("caf\u00e9", b"tEXt"), ("\u2603 snow", b"iTXt")):
+        png = render_png(final, title)
+        assert kind in _chunks(png)
+        image = Image.open(io.BytesIO(png))
+        assert image.size == (images.WIDTH, images.HEIGHT) and image.mode == "RGB"
+        assert image.text["Title"] == title
+    before = np.asarray(Image.open(io.BytesIO(render_png(initial))))
+    after = np.asarray(Image.open(io.BytesIO(render_png(final))))
+    assert before.shape == after.shape and (before != after).any()
+    corner = before[: images.MARGIN, : images.MARGIN]
+    assert (corner == 255).all()  # the white margin around the table

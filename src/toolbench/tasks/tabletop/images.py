@@ -4,21 +4,23 @@ Run folders keep a picture of each sample's initial and final table, so a reader
 a program did without replaying it. Two pictures per sample must cost little next to the
 sample itself, so instead of a ``Figure`` with axes (whose tick and text layout took ~70 ms
 a picture) we draw a handful of paths straight onto matplotlib's Agg renderer in pixel
-coordinates and encode the buffer with ``matplotlib.image.imsave``. Determinism: a fixed
-canvas, no shared state between calls, PNG metadata cleared (no software or time stamps), and
-text drawn with ``ismath=False`` so a ``$`` in a name or title cannot start the math parser.
+coordinates, over an empty table drawn once per thread, and write the PNG ourselves
+(``encode_png``: ~0.5 ms where Pillow took ~1.9). Determinism: a fixed canvas restored before
+each picture, no time or software stamps, and text drawn with ``ismath=False`` so a ``$`` in
+a name or title cannot start the math parser.
 """
 
 from __future__ import annotations
 
-import io
+import struct
+import threading
+import zlib
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from matplotlib.backends.backend_agg import RendererAgg
 from matplotlib.font_manager import FontProperties
-from matplotlib.image import imsave
 from matplotlib.path import Path
 from matplotlib.transforms import Affine2D
 
@@ -45,6 +47,7 @@ RGBA = tuple[float, float, float, float]
 _FONT = FontProperties(family="DejaVu Sans", size=7)
 _SQUARE = Path.unit_rectangle()
 _CIRCLE = Path.unit_circle()
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 def _color(name: str) -> tuple[float, float, float, float]:
@@ -60,9 +63,18 @@ def _px(x: float, y: float) -> tuple[float, float]:
 
 
 class _Canvas:
+    """One Agg canvas per thread, reused: the empty table is drawn once and restored before
+    each picture (Agg's blitting: ``copy_from_bbox`` / ``restore_region``, the same pixels as
+    drawing it again)."""
+
     def __init__(self) -> None:
         self.renderer = RendererAgg(WIDTH, HEIGHT, DPI)
         self.gc = self.renderer.new_gc()
+        _table(self)
+        self.background = self.renderer.copy_from_bbox(self.renderer.bbox)
+
+    def reset(self) -> None:
+        self.renderer.restore_region(self.background)
 
     def shape(self, path: Path, box: Box, face: RGBA | None, edge: RGBA, width: float) -> None:
         """Draw ``path`` (unit square/circle) stretched over (x, y, w, h) pixels."""
@@ -76,14 +88,45 @@ class _Canvas:
         self.renderer.draw_text(self.gc, x, HEIGHT - y, text, _FONT, 0.0, ismath=False)
 
     def png(self, title: str) -> bytes:
-        """Fast zlib level (the pictures are flat colours); the title as PNG text."""
-        buffer = io.BytesIO()
         pixels = np.asarray(self.renderer.buffer_rgba())[:, :, :3]
-        # None removes matplotlib's own Software entry (the stubs do not know that value)
-        metadata: dict[str, Any] = {"Software": None, **({"Title": title} if title else {})}
-        imsave(buffer, pixels, format="png", dpi=DPI, metadata=metadata,
-               pil_kwargs={"compress_level": 1})  # fmt: skip
-        return buffer.getvalue()
+        return encode_png(pixels, title)
+
+
+_CANVASES = threading.local()
+
+
+def _canvas() -> _Canvas:
+    canvas = getattr(_CANVASES, "canvas", None)
+    if canvas is None:
+        canvas = _CANVASES.canvas = _Canvas()
+    canvas.reset()
+    return canvas
+
+
+def _chunk(kind: bytes, body: bytes) -> bytes:
+    return struct.pack("!I", len(body)) + kind + body + struct.pack("!I", zlib.crc32(kind + body))
+
+
+def encode_png(rgb: np.ndarray, title: str = "") -> bytes:
+    """An 8-bit RGB PNG of ``rgb`` (rows top to bottom): the header, the resolution, the title
+    as text (``tEXt`` when Latin-1 can carry it, else UTF-8 ``iTXt``, as Pillow writes them),
+    and the rows unfiltered in one zlib stream at level 1 (flat colours compress well anyway;
+    Pillow's adaptive filtering cost three times the drawing)."""
+    height, width, _ = rgb.shape
+    rows = np.zeros((height, 1 + width * 3), dtype=np.uint8)  # filter byte 0: None
+    rows[:, 1:] = rgb.reshape(height, width * 3)
+    per_metre = int(DPI / 0.0254 + 0.5)
+    chunks = [
+        _chunk(b"IHDR", struct.pack("!IIBBBBB", width, height, 8, 2, 0, 0, 0)),
+        _chunk(b"pHYs", struct.pack("!IIB", per_metre, per_metre, 1)),
+    ]
+    if title:
+        try:
+            chunks.append(_chunk(b"tEXt", b"Title\0" + title.encode("latin-1")))
+        except UnicodeEncodeError:
+            chunks.append(_chunk(b"iTXt", b"Title\0\0\0\0\0" + title.encode("utf-8")))
+    chunks += [_chunk(b"IDAT", zlib.compress(rows.tobytes(), 1)), _chunk(b"IEND", b"")]
+    return PNG_SIGNATURE + b"".join(chunks)
 
 
 def _is_top(obj: Mapping[str, Any], blocks: list[Mapping[str, Any]]) -> bool:
@@ -130,8 +173,7 @@ def _objects(canvas: _Canvas, objects: list[Mapping[str, Any]]) -> None:
 
 def render_png(snapshot: Mapping[str, Any], title: str = "") -> bytes:
     """The table seen from above (top of the picture = top of the table, larger y)."""
-    canvas = _Canvas()
-    _table(canvas)
+    canvas = _canvas()
     objects = [o for o in snapshot.get("objects", []) if isinstance(o, Mapping)]
     _objects(canvas, objects)
     return canvas.png(_clean(title))

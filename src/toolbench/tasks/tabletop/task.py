@@ -207,7 +207,8 @@ def _images(run_dir: Path | None, state: SampleState, initial: Any, final: Any) 
     return {"images": named}
 
 
-_PNGS: OrderedDict[str, bytes] = OrderedDict()
+_PNGS: OrderedDict[bytes, bytes] = OrderedDict()
+_PNG_BYTES = [0]  # the size of what _PNGS holds
 _PNGS_LOCK = threading.Lock()
 _DRAWER: list[ThreadPoolExecutor] = []
 
@@ -221,21 +222,24 @@ def _drawer() -> ThreadPoolExecutor:
     return _DRAWER[0]
 
 
-MAX_PNGS = 512  # drawings remembered (~20 KB each): a sample's epochs share their pictures
+MAX_PNG_BYTES = 64 << 20  # drawings remembered (~5.5 KB each: ~12,000 pictures)
 
 
 def _png(render: Any, snapshot: Any, title: str) -> bytes:
     """The drawing of a snapshot, made once: the same table and title always give the same
-    bytes, so every epoch of a sample (and an unchanged final table) reuses them."""
-    key = hashlib.sha256(json.dumps([snapshot, title], sort_keys=True).encode()).hexdigest()
+    bytes, so every epoch of a sample (and an unchanged final table) reuses them. Bounded by
+    bytes rather than count, so a whole epoch's pictures (two a sample) stay until the next
+    epoch needs them, for test sets of thousands of samples."""
+    key = hashlib.sha256(json.dumps([snapshot, title], sort_keys=True).encode()).digest()
     with _PNGS_LOCK:
         png = _PNGS.get(key)
     if png is None:
         png = render(snapshot, title)
         with _PNGS_LOCK:
             _PNGS[key] = png
-            if len(_PNGS) > MAX_PNGS:
-                _PNGS.popitem(last=False)
+            _PNG_BYTES[0] += len(png)
+            while _PNG_BYTES[0] > MAX_PNG_BYTES and _PNGS:
+                _PNG_BYTES[0] -= len(_PNGS.popitem(last=False)[1])
     return png
 
 
