@@ -183,11 +183,16 @@ class CodeCache:
     def _by_lines(self, source: str) -> Compiled | None:
         if any(word in source for word in _NO_LINE_MODE):
             return None
-        codes = []
+        lines = []
         for line in source.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
             stripped = line.strip()
             if not stripped or stripped.startswith("#"):
                 continue
+            if line[0] in " \t":  # a block's body: no line of it compiles alone
+                return None
+            lines.append(line)
+        codes = []
+        for line in lines:
             code = self._line(line)
             if code is None:
                 return None

@@ -4,6 +4,7 @@ all through a real sandbox pool and the runner's recording ``generate``."""
 
 from __future__ import annotations
 
+import ast
 import asyncio
 from collections.abc import Iterator
 from typing import Any
@@ -263,3 +264,55 @@ def test_keyword_arguments_cannot_shadow_the_guards(pool: SandboxPool) -> None:
     result, _, _, _ = solve(pool, answers)
     assert result.ok, result
     assert result.state["log"] == [pytest.approx(3.141592653589793)]
+
+
+class _OriginalFinder(ast.NodeVisitor):
+    """The original's way of finding callees (a NodeVisitor), to compare ``call_sites`` with."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, str] = {}
+        self.assigns: dict[str, str] = {}
+
+    def visit_Call(self, node: ast.Call) -> None:
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name):
+            self.calls[node.func.id] = ast.unparse(node)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.generic_visit(node)
+        if isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name):
+            self.assigns[node.value.func.id] = ast.unparse(node)
+
+
+_NAMES = st.sampled_from(["f", "g", "h", "k"])
+_EXPRESSIONS = st.recursive(
+    st.sampled_from(["x", "1", "'s'", "np.pi"]),
+    lambda inner: st.one_of(
+        st.builds("{}({})".format, _NAMES, st.lists(inner, max_size=3).map(", ".join)),
+        st.builds("{}(a={}, *{})".format, _NAMES, inner, inner),
+        st.builds("({} if {} else {})".format, inner, inner, inner),
+        st.builds("[{} for x in {}]".format, inner, inner),
+        st.builds("{{{}: {}}}".format, inner, inner),
+        st.builds("obj.m({})".format, inner),
+    ),
+    max_leaves=8,
+)
+_STATEMENTS = st.one_of(
+    st.builds("{} = {}".format, st.sampled_from(["a", "b"]), _EXPRESSIONS),
+    _EXPRESSIONS,
+    st.builds("@{}\ndef q():\n    return {}".format, _EXPRESSIONS, _EXPRESSIONS),
+    st.builds("for x in {}:\n    y = {}".format, _EXPRESSIONS, _EXPRESSIONS),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_STATEMENTS, max_size=5).map("\n".join))
+def test_call_sites_find_what_the_original_visitor_found(code: str) -> None:
+    """Same names, same order (conditional expressions and decorators put fields out of
+    source order), same text, on random programs of nested calls."""
+    tree = ast.parse(code)
+    finder = _OriginalFinder()
+    finder.visit(tree)
+    expected = {name: finder.assigns.get(name, text) for name, text in finder.calls.items()}
+    found = find_calls(code)
+    assert list(found.items()) == list(expected.items())

@@ -73,26 +73,40 @@ TOP_LMP = "tabletop_ui"
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
 
+def call_sites(code: str) -> dict[str, ast.AST]:
+    """Callee name -> the node fgen is shown: every call of a bare name, or the whole
+    assignment when its value is that call (the assignment wins, the last one of each). Names
+    come in the order their first call is finished: a call's arguments before the call, fields
+    in the AST's order, as the original's ``ast.NodeVisitor`` found them. Unparsing is left to
+    the caller, which needs it only for the few names nobody defined (it was two thirds of
+    the time here)."""
+    calls: dict[str, ast.AST] = {}
+    assigns: dict[str, ast.AST] = {}
+
+    def visit(node: ast.AST) -> None:
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        visit(item)
+            elif isinstance(value, ast.AST):
+                visit(value)
+        if type(node) is ast.Call:
+            if type(node.func) is ast.Name:
+                calls[node.func.id] = node
+        elif type(node) is ast.Assign:
+            call = node.value
+            if type(call) is ast.Call and type(call.func) is ast.Name:
+                assigns[call.func.id] = node
+
+    visit(ast.parse(code))
+    return {name: assigns.get(name, node) for name, node in calls.items()}
+
+
 def find_calls(code: str) -> dict[str, str]:
-    """Callee name -> the source fgen is shown: every call of a bare name, as its call text,
-    or as the whole assignment when its value is that call (the assignment wins). Inner calls
-    come first (a call's arguments are visited before the call), as in the original."""
-    calls: dict[str, str] = {}
-    assigns: dict[str, str] = {}
-
-    class Finder(ast.NodeVisitor):
-        def visit_Call(self, node: ast.Call) -> None:
-            self.generic_visit(node)
-            if isinstance(node.func, ast.Name):
-                calls[node.func.id] = ast.unparse(node)
-
-        def visit_Assign(self, node: ast.Assign) -> None:
-            self.generic_visit(node)
-            if isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name):
-                assigns[node.value.func.id] = ast.unparse(node)
-
-    Finder().visit(ast.parse(code))
-    return {name: assigns.get(name, text) for name, text in calls.items()}
+    """``call_sites`` with each node as source text: what fgen's prompt shows."""
+    return {name: ast.unparse(node) for name, node in call_sites(code).items()}
 
 
 def first_body(source: str) -> str:
@@ -140,11 +154,12 @@ class Runtime:
     def create_functions(self, code: str, others: dict[str, Any]) -> dict[str, Any]:
         """Every function ``code`` calls that no scope defines, written by fgen (recursively)."""
         created: dict[str, Any] = {}
-        for name, signature in find_calls(code).items():
+        for name, site in call_sites(code).items():
             known = {**self.fixed, **self.variable, **created, **others}
             if name in known or name in _BUILTIN_NAMES:
                 continue
             with host.nested():
+                signature = ast.unparse(site)
                 source = host.call(FGEN, {"name": name, "signature": signature})
                 if not isinstance(source, str):
                     raise host.HostError("the host sent no code")
