@@ -38,6 +38,7 @@ PROGRAM = b"P"
 FILE = b"F"
 HOST = b"H"
 ANSWER = b"A"
+ANSWER_CODE = b"C"  # an answer that is source the world will run: the template compiles it
 MAX_HOST_NAME = 64
 
 KINDS = frozenset(("ok", "rejected", "error", "timeout", "memory", "output_limit", "worker_died"))
@@ -274,3 +275,10 @@ def encode_answer(value: Any = None, error: str | None = None) -> bytes:
     """The parent's answer to a host call (an error is the program's exception message)."""
     body = {"error": error[:MAX_ERROR_CHARS]} if error is not None else {"ok": value}
     return ANSWER + json.dumps(body, allow_nan=False).encode("utf-8")
+
+
+def encode_code_answer(text: str, sources: tuple[str, ...]) -> bytes:
+    """An answer ``text`` with the sources the world will compile for it (``host.Code``): the
+    template compiles them before passing ``{"ok": text}`` on."""
+    body = {"ok": text, "compile": list(sources)}
+    return ANSWER_CODE + json.dumps(body, allow_nan=False).encode("utf-8")

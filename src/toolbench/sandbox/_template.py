@@ -34,6 +34,7 @@ from typing import Any
 from toolbench.sandbox import audit, files, host, seccomp_filter
 from toolbench.sandbox._protocol import (
     ANSWER,
+    ANSWER_CODE,
     FILE,
     HOST,
     INTERNAL,
@@ -262,9 +263,23 @@ class Template:
             self.conn.send_bytes(HOST + self.nonce + call)
             answer = self.conn.recv_bytes()  # the parent is trusted; it answers or kills us
             stream.deadline += time.monotonic() - started
-            body = answer[1:] if answer[:1] == ANSWER else b'{"error": "no answer"}'
+            body, compiled = self._answer_body(answer)
+            frame = host.LENGTH.pack(len(body)) + body + host.LENGTH.pack(len(compiled)) + compiled
             with contextlib.suppress(OSError):  # it died meanwhile: its end of file tells
-                _write_all(answers, host.LENGTH.pack(len(body)) + body)
+                _write_all(answers, frame)
+
+    def _answer_body(self, answer: bytes) -> tuple[bytes, bytes]:
+        """(the answer's JSON for the program process, code objects compiled for it or b"").
+        A ``Code`` answer's sources are compiled here, with the template's cache: the next
+        program process is forked with them, and this one gets them marshalled."""
+        tag, body = answer[:1], answer[1:]
+        if tag == ANSWER:
+            return body, b""
+        if tag != ANSWER_CODE:
+            return b'{"error": "no answer"}', b""
+        message = json.loads(body)  # the parent is trusted
+        answer_body = json.dumps({"ok": message["ok"]}).encode("utf-8")
+        return answer_body, self.executor.code.precompile(message["compile"])
 
     @staticmethod
     def _reap(pid: int, kill: bool) -> int:

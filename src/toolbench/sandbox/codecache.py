@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import marshal
 import re
 import secrets
 from collections import OrderedDict
@@ -63,6 +64,7 @@ _LITERAL = re.compile(
     r"""|#.*"""  # a comment (a '#' inside a string we did not match breaks the template)
 )
 _MARKER = re.compile(f"{_MARK}(\\d+)([if]?){_MARK}")
+MAX_PRECOMPILED_BYTES = 1 << 20  # code objects sent to a program process with one answer
 
 
 class _Template:
@@ -179,6 +181,35 @@ class CodeCache:
         if len(self.exact) > self.size:
             self.exact.popitem(last=False)
         return compiled
+
+    def precompile(self, sources: list[str]) -> bytes:
+        """Compile ``sources`` into this cache (a worker template, for a program process that
+        will run them); the marshalled code objects of those that were not already cached,
+        for ``install`` in that process (b"" if none). A program process forked from here has
+        the cache as it was at the fork, plus what it was sent since: what was already cached
+        it has. Sources the cache would not keep, or that fail to compile, are left to the
+        program process, which compiles them itself and so gets the same errors."""
+        fresh = []
+        for source in dict.fromkeys(sources):
+            if not isinstance(source, str) or len(source) > self.max_source:
+                continue
+            if source in self.exact:
+                continue
+            codes, _ = self.get(source)
+            if codes is not None:
+                fresh.append((source, codes))
+        if not fresh:
+            return b""
+        blob = marshal.dumps(tuple(fresh))
+        return blob if len(blob) <= MAX_PRECOMPILED_BYTES else b""
+
+    def install(self, blob: bytes) -> None:
+        """Program process side of ``precompile``: its code objects, into this cache. The
+        blob comes from the template (trusted), never from a program."""
+        for source, codes in marshal.loads(blob):
+            self.exact[source] = (codes, None)
+        while len(self.exact) > self.size:
+            self.exact.popitem(last=False)
 
     def _by_lines(self, source: str) -> Compiled | None:
         if any(word in source for word in _NO_LINE_MODE):

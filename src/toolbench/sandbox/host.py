@@ -30,16 +30,29 @@ import signal
 import struct
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from toolbench.sandbox import audit
-from toolbench.sandbox._protocol import encode_answer, parse_host_call
+from toolbench.sandbox._protocol import encode_answer, encode_code_answer, parse_host_call
 from toolbench.sandbox.limits import Limits
 
 CALL = b"H"  # program process -> template: CALL + length + JSON [name, payload]
 LENGTH = struct.Struct("!I")
 # The guard entries a sub-program's scope needs (the builtins dict carries the rest).
 GUARD_NAMES = ("__builtins__", "__name__", "__metaclass__", "_write_", "_print_")
+
+
+@dataclass(frozen=True)
+class Code:
+    """A host handler's answer that is source the world will run: the world gets ``text``, as
+    for a plain string answer. The worker's template first compiles ``sources`` (what the world
+    will pass to ``compile_source``; by default ``text`` itself) with its code cache and hands
+    the program process the code objects: a source is compiled once per worker instead of once
+    per program (a forked program process's compilations die with it)."""
+
+    text: str
+    sources: tuple[str, ...] | None = None
 
 
 class HostRefused(Exception):
@@ -142,6 +155,11 @@ def call(name: str, payload: Any) -> Any:
         _write_all(channel.out_fd, CALL + LENGTH.pack(len(body)) + body)
         (size,) = LENGTH.unpack(_read_exactly(channel.in_fd, LENGTH.size))
         answer = json.loads(_read_exactly(channel.in_fd, size))
+        (size,) = LENGTH.unpack(_read_exactly(channel.in_fd, LENGTH.size))
+        if size:  # code objects the template compiled for this answer (it is trusted)
+            compiled = _read_exactly(channel.in_fd, size)
+            with audit.lifted():
+                channel.code.install(compiled)
     if not isinstance(answer, dict):
         raise HostError("the host sent a malformed answer")
     if "error" in answer:
@@ -173,9 +191,9 @@ def scope_for(names: dict[str, Any]) -> dict[str, Any]:
     return scope
 
 
-def execute(source: str, scope: dict[str, Any]) -> None:
-    """Compile ``source`` under the sandbox policy and run it in ``scope`` (globals and locals
-    at once). A source the policy refuses raises ``SyntaxError`` with the reason."""
+def compile_source(source: str) -> tuple[Any, ...]:
+    """``source`` compiled under the sandbox policy (code objects to run in order); a source
+    the policy refuses raises ``SyntaxError`` with the reason."""
     channel = _require()
     if not isinstance(source, str):
         raise HostError("a sub-program must be text")
@@ -184,13 +202,24 @@ def execute(source: str, scope: dict[str, Any]) -> None:
     if codes is None:
         reason = (error or "the sub-program could not be compiled").removeprefix("SyntaxError: ")
         raise SyntaxError(reason)
+    return codes
+
+
+def run(codes: tuple[Any, ...], scope: dict[str, Any]) -> None:
+    """Run code from ``compile_source`` in ``scope`` (globals and locals at once)."""
     for code in codes:
         exec(code, scope)
 
 
+def execute(source: str, scope: dict[str, Any]) -> None:
+    """Compile ``source`` under the sandbox policy and run it in ``scope``."""
+    run(compile_source(source), scope)
+
+
 # -- the parent's side -------------------------------------------------------------------------
 
-# The harness's answer to host calls: (name, JSON payload) -> JSON answer. It may raise
+# The harness's answer to host calls: (name, JSON payload) -> JSON answer, or ``Code`` for
+# source the world will run. It may raise
 # ``HostRefused`` to fail the one call; anything else it raises ends the program (its worker is
 # replaced) and propagates to ``SandboxPool.arun``'s caller.
 HostHandler = Callable[[str, Any], Awaitable[Any]]
@@ -205,6 +234,9 @@ def answerer_for(host: HostHandler, max_bytes: int) -> Callable[[bytes], Awaitab
             value = await host(name, payload)
         except HostRefused as exc:
             return encode_answer(error=str(exc) or "the host refused the call")
+        if isinstance(value, Code):
+            sources = (value.text,) if value.sources is None else value.sources
+            return encode_code_answer(value.text, sources)
         return encode_answer(value)
 
     return answer

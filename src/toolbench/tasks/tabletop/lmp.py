@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -71,6 +72,7 @@ LMPS: dict[str, LmpSpec] = {
 SUB_LMPS = ("parse_obj_name", "parse_position", "parse_question", "transform_shape_pts")
 TOP_LMP = "tabletop_ui"
 _BUILTIN_NAMES = frozenset(dir(builtins))
+_NEWLINES = re.compile(r"\r\n|\r|\n")
 
 
 def call_sites(code: str) -> dict[str, ast.AST]:
@@ -117,6 +119,33 @@ def first_body(source: str) -> str:
     return ast.unparse(ast.Module(body=list(body), type_ignores=[]))
 
 
+def lmp_sources(context: str, code: str) -> tuple[str, ...]:
+    """The programs an LMP's code runs as. The original ran ``context + "\n" + code`` as one;
+    we run the context and then the code, shifted down by the context's lines (so line
+    numbers are the original's), in the same scope: the same whenever each piece compiles on
+    its own (``run_lmp_code`` runs the whole otherwise). Two pieces because the code alone is
+    often the same text in many samples whose contexts (their objects) differ, so a worker
+    compiles it once (``session.py`` asks the template to, with ``host.Code``)."""
+    if not context:
+        return (code,)
+    lines = len(_NEWLINES.split(context))  # the line breaks Python's tokenizer knows
+    return (context, "\n" * lines + code)
+
+
+def run_lmp_code(context: str, code: str, scope: dict[str, Any]) -> None:
+    """Run an LMP's code with its context line in ``scope``, as ``exec(context + "\n" +
+    code)`` would (see ``lmp_sources``); nothing runs unless everything compiled."""
+    pieces = lmp_sources(context, code)
+    try:
+        compiled = [host.compile_source(piece) for piece in pieces]
+    except SyntaxError:
+        if len(pieces) == 1:
+            raise
+        compiled = [host.compile_source(f"{context}\n{code}")]
+    for codes in compiled:
+        host.run(codes, scope)
+
+
 class Runtime:
     """One sample's LMPs in the program process: the fixed scope and the shared variable
     scope that every LMP and fgen see (a fresh runtime per program: nothing leaks)."""
@@ -141,10 +170,9 @@ class Runtime:
             if not isinstance(code, str):
                 raise host.HostError("the host sent no code")
             self.variable.update(self.create_functions(code, {}))
-            to_exec = f"{context}\n{code}" if context else code
             initial = {**self.fixed, **self.variable, **kwargs}
             scope = host.scope_for(initial)
-            host.execute(to_exec, scope)
+            run_lmp_code(context, code, scope)
         if spec.session:
             self.variable.update(_bound(scope, initial))
         if spec.returns is not None:

@@ -23,7 +23,8 @@ from toolbench.prompts.builder import Mode, PromptConfig
 from toolbench.prompts.extract import extract_program
 from toolbench.runner.solve import Generate
 from toolbench.sandbox import HostRefused
-from toolbench.tasks.tabletop.lmp import FGEN, HARNESS_STOPS, LMPS, TOP_LMP
+from toolbench.sandbox.host import Code
+from toolbench.tasks.tabletop.lmp import FGEN, HARNESS_STOPS, LMPS, TOP_LMP, lmp_sources
 from toolbench.types import GenerationRequest, Sample
 
 MAX_TEXT_CHARS = 4_000  # a query, context or signature longer than this is refused
@@ -57,7 +58,7 @@ class LmpSession:
     trace: list[LmpCall] = field(default_factory=list)
     top_code: str = ""
 
-    async def __call__(self, name: str, payload: Any) -> str:
+    async def __call__(self, name: str, payload: Any) -> Code:
         if name == "lmp":
             lmp, query, context = _lmp_call(payload)
             return await self._lmp(lmp, query, context)
@@ -76,7 +77,7 @@ class LmpSession:
             prompt += "\n" + context
         return prompt + f"\n{spec.prefix}{query}{spec.suffix}"
 
-    async def _lmp(self, lmp: str, query: str, context: str) -> str:
+    async def _lmp(self, lmp: str, query: str, context: str) -> Code:
         spec = LMPS[lmp]
         prompt = self.lmp_prompt(lmp, query, context)
         code = await self._ask(lmp, prompt, spec.stops, (lmp, query, context))
@@ -86,14 +87,14 @@ class LmpSession:
         if spec.session:  # what ran, as the original's history kept it
             ran = f"{context}\n{code}" if context else code
             self.history[lmp] = self.history.get(lmp, "") + "\n" + ran
-        return code
+        return Code(code, lmp_sources(context, code))
 
-    async def _fgen(self, function: str, signature: str) -> str:
+    async def _fgen(self, function: str, signature: str) -> Code:
         spec = LMPS[FGEN]
         prompt = f"{self.prompts.get(FGEN, '')}\n{spec.prefix}{signature}{spec.suffix}"
         code = await self._ask(f"fgen:{function}", prompt, spec.stops, (FGEN, signature, ""))
         self.trace.append(LmpCall(f"fgen:{function}", signature))
-        return code
+        return Code(code)
 
     async def _ask(
         self, step: str, prompt: str, stops: tuple[str, ...], ideal_key: tuple[str, str, str]
