@@ -77,3 +77,22 @@ def _raw(kind: str) -> None:
 def hostile_world() -> World:
     log = _Log()
     return World(namespace={"raw": _raw, "record": log.record}, snapshot=log.snapshot)
+
+
+def counting_lmp_world() -> World:
+    """``lmp_world`` plus ``compiles()``: how many programs this program process compiled
+    itself (RestrictedPython compilations, counted by wrapping the code cache's compiler here,
+    after the fork: the count dies with the process)."""
+    from toolbench.sandbox import codecache
+
+    counter = [0]
+    original = codecache.compile_program
+
+    def counting(source: str) -> Any:
+        counter[0] += 1
+        return original(source)
+
+    codecache.compile_program = counting  # type: ignore[assignment]
+    world = lmp_world()
+    world.namespace["compiles"] = lambda: counter[0]
+    return world

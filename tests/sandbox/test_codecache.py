@@ -117,3 +117,46 @@ def test_hostile_programs_compile_the_same_either_way() -> None:
         code, whole_error = compile_program(source)
         assert (codes is None) == (code is None), name
         assert error == whole_error, name
+
+
+def _values(codes: Any) -> dict[str, Any]:
+    scope = policy.make_globals({}, frozenset(), policy.OutputBuffer(10_000), frozenset())
+    for code in codes:
+        exec(code, scope)
+    return {k: v for k, v in scope.items() if k in ("a", "b", "total")}
+
+
+def test_precompiled_code_installs_without_compiling(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a template precompiles for an answer, a program process installs and runs without
+    compiling anything itself, with the same results."""
+    template = CodeCache()
+    sources = ["a = 2\nb = a * 3", "total = 0\nfor i in range(4):\n    total += i"]
+    blob = template.precompile([*sources, sources[0]])  # duplicates sent once
+    assert blob
+    process = CodeCache()
+
+    def refuse(source: str) -> Any:
+        raise AssertionError(f"compiled in the program process: {source!r}")
+
+    monkeypatch.setattr("toolbench.sandbox.codecache.compile_program", refuse)
+    process.install(blob)
+    for source in sources:
+        codes, error = process.get(source)
+        assert error is None
+        assert _values(codes) == _values(template.get(source)[0])
+    assert _values(process.get(sources[1])[0]) == {"total": 6}
+
+
+def test_precompile_sends_only_what_the_process_lacks_and_can_use() -> None:
+    template = CodeCache(max_source=100)
+    assert template.precompile(["a = 1"])
+    assert template.precompile(["a = 1"]) == b""  # cached before: a process forked since has it
+    assert template.precompile(["b = ().__class__", "a = (", "a = 1 #" + "x" * 200]) == b""
+    assert template.get("b = ().__class__")[1] is not None  # refused: left to the process
+
+
+def test_precompiled_blob_is_capped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("toolbench.sandbox.codecache.MAX_PRECOMPILED_BYTES", 64)
+    template = CodeCache()
+    assert template.precompile(["total = 0\nfor i in range(4):\n    total += i"]) == b""
+    assert template.get("total = 0\nfor i in range(4):\n    total += i")[0] is not None

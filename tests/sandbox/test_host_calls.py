@@ -14,9 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.sandbox.host_worlds import hostile_world, lmp_world
+from tests.sandbox.host_worlds import counting_lmp_world, hostile_world, lmp_world
 from toolbench.sandbox import HostRefused, Limits, SandboxPool
 from toolbench.sandbox._protocol import ProtocolError, parse_host_call
+from toolbench.sandbox.host import Code
 
 LIMITS = Limits(wall_s=1.0, cpu_s=1.0, memory_mb=256, max_host_calls=8, max_host_depth=4)
 
@@ -64,6 +65,44 @@ def test_nested_three_levels_run_in_one_worker(pool: SandboxPool) -> None:
     # bottom: 3 + 3 = 6; middle: 60; top: 61. Comprehensions see names the code assigned.
     assert result.state == [["middle got", 6], ["top got", 60], ["done", 61]]
     assert [payload for _, payload in host.calls] == ["top", "middle", "bottom"]
+
+
+def test_code_answers_arrive_compiled_and_behave_like_text(pool: SandboxPool) -> None:
+    """A ``Code`` answer is compiled by the worker's template and reaches the program process
+    as code objects: that process compiles nothing (first time or not), and the results are
+    those of the same answers sent as text, which a process compiles itself until its
+    template has compiled them (processes forked later inherit the template's cache)."""
+    answers = {
+        q: text.replace("ret_val", "ret_val = 0\nret_val") for q, text in THREE_LEVELS.items()
+    }
+    program = "record(['done', ask('top')])\nrecord(['compiled here', compiles()])"
+    texts = run(pool.arun(counting_lmp_world, program, Host(answers)))
+    assert texts.ok and texts.state[-1][1] >= 3  # the three answers, compiled in the process
+    as_code = {question: Code(text) for question, text in answers.items()}
+    for _ in range(2):  # once through the template's compiler, once from its cache
+        coded = run(pool.arun(counting_lmp_world, program, Host(as_code)))  # type: ignore[arg-type]
+        assert coded.ok, coded
+        assert coded.state[-1] == ["compiled here", 0]
+    assert coded.state[:-1] == texts.state[:-1] == [
+        ["middle got", 6], ["top got", 60], ["done", 61]
+    ]  # fmt: skip
+    again = run(pool.arun(counting_lmp_world, program, Host(answers)))
+    assert again.state == coded.state  # as text, now found in the cache it was forked with
+
+
+def test_code_answers_the_template_cannot_compile_fail_as_text_does(pool: SandboxPool) -> None:
+    """A refused or broken source is left to the program process, so the error is the one
+    the text answer gets; the sources to compile may differ from the text (only they are
+    sent compiled)."""
+    for text in ("ret_val = ().__class__", "import os\nret_val = 1", "ret_val = (", "x" * 30_000):
+        as_text = run(pool.arun(lmp_world, "ask('q')", Host({"q": text})))
+        as_code = run(pool.arun(lmp_world, "ask('q')", Host({"q": Code(text)})))  # type: ignore[dict-item]
+        assert (as_code.kind, as_code.error) == (as_text.kind, as_text.error)
+    other = Code("if True:\n    ret_val = 5", sources=("ret_val = 6",))
+    result = run(
+        pool.arun(counting_lmp_world, "record([ask('q'), compiles()])", Host({"q": other}))
+    )  # type: ignore[dict-item]
+    assert result.ok and result.state == [[5, 1]]  # ran its text, compiled here: not sent
 
 
 def test_refused_call_is_a_program_error_and_the_worker_stays(pool: SandboxPool) -> None:

@@ -128,7 +128,8 @@ def lmp_sources(context: str, code: str) -> tuple[str, ...]:
     compiles it once (``session.py`` asks the template to, with ``host.Code``)."""
     if not context:
         return (code,)
-    lines = len(_NEWLINES.split(context))  # the line breaks Python's tokenizer knows
+    # The line breaks Python's tokenizer knows; a context ending in "\r" joins the "\n".
+    lines = len(_NEWLINES.split(context + "\n")) - 1
     return (context, "\n" * lines + code)
 
 
