@@ -57,17 +57,18 @@ class SandboxError(RuntimeError):
 
 STARTUP_TIMEOUT_S = 60.0  # interpreter start, or importing a factory's module
 _BOOT = """\
-import json, os, sys
-from multiprocessing.connection import Connection
-conn = Connection(os.dup(0))
+import json, os, struct, sys
+fd = os.dup(0)
 try:
     config = json.loads(sys.argv[1])
     sys.path[:] = config["path"]
+    from toolbench.sandbox._stream import Channel
     from toolbench.sandbox._template import main
 except BaseException as exc:
-    conn.send_bytes(b"E" + repr(exc).encode("utf-8", "replace"))
+    failure = b"E" + repr(exc).encode("utf-8", "replace")
+    os.write(fd, struct.pack("!i", len(failure)) + failure)
     raise SystemExit(1)
-main(conn, config)
+main(Channel(fd), config)
 """
 
 

@@ -28,7 +28,6 @@ import os
 import signal
 import time
 from collections.abc import Callable
-from multiprocessing.connection import Connection
 from typing import Any
 
 from toolbench.sandbox import audit, files, host, seccomp_filter
@@ -45,7 +44,7 @@ from toolbench.sandbox._protocol import (
     RESULT,
     encode_result,
 )
-from toolbench.sandbox._stream import WORLD_READY, Stream
+from toolbench.sandbox._stream import WORLD_READY, Channel, Stream
 from toolbench.sandbox._worker import Executor, build_world, harden, internal_reply
 from toolbench.sandbox.limits import Limits
 from toolbench.sandbox.world import PREPARE_HOOK, PRIME_HOOK, SHARED_FLAG, split_ref
@@ -81,7 +80,7 @@ class Template:
 
     def __init__(
         self,
-        conn: Connection,
+        conn: Channel,
         limits: Limits,
         use_seccomp: bool,
         libraries: dict[str, str],
@@ -367,13 +366,13 @@ class _SharedProcess:
                 os._exit(0)
         os.close(request_read)
         os.close(reply_write)
-        self.requests = Connection(self.request_write, readable=False)
-        self.replies = Connection(self.reply_read, writable=False)
+        self.requests = Channel(self.request_write)
+        self.replies = Channel(self.reply_read)
         self.last_problem = "timeout"
 
     def _serve(self, request_fd: int, reply_fd: int) -> None:
-        requests = Connection(request_fd, writable=False)
-        replies = Connection(reply_fd, readable=False)
+        requests = Channel(request_fd)
+        replies = Channel(reply_fd)
         template = self.template
         while True:
             try:
@@ -415,7 +414,7 @@ class _SharedProcess:
         return problem
 
 
-def main(conn: Connection, config: dict[str, Any]) -> None:
+def main(conn: Channel, config: dict[str, Any]) -> None:
     """Entry point called by the bootstrap command line in ``_process.py``."""
     from toolbench.sandbox import policy
     from toolbench.sandbox._protocol import FAILED

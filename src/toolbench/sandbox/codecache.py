@@ -41,8 +41,8 @@ from __future__ import annotations
 import ast
 import contextlib
 import marshal
+import os
 import re
-import secrets
 from collections import OrderedDict
 from types import CodeType
 from typing import Any
@@ -106,12 +106,18 @@ def _split(line: str) -> tuple[str, list[Any]]:
     return _LITERAL.sub(replace, line), values
 
 
+def _random_bits(bits: int) -> int:
+    """``secrets.randbits`` without importing ``secrets`` (and with it OpenSSL's hashlib) into
+    every worker template."""
+    return int.from_bytes(os.urandom((bits + 7) // 8), "big") >> (-bits % 8)
+
+
 def _placeholder(kind: str, used: set[Any]) -> Any:
     while True:
         if kind == "i":
-            value: Any = secrets.randbits(62) | (1 << 62)  # 19 digits: never a swapped literal
+            value: Any = _random_bits(62) | (1 << 62)  # 19 digits: never a swapped literal
         else:
-            value = 1.0 + secrets.randbits(52) / (1 << 52)  # exact; repr() round-trips
+            value = 1.0 + _random_bits(52) / (1 << 52)  # exact; repr() round-trips
         if value not in used:
             used.add(value)
             return value

@@ -10,7 +10,6 @@ tests that build worlds directly).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from pathlib import Path
@@ -53,6 +52,8 @@ class FileCache:
             return cached[1], cached[2]
         if stat.st_size > MAX_FILE_BYTES:
             raise ValueError(f"{path}: a world's data file may be at most {MAX_FILE_BYTES} bytes")
+        import hashlib  # here: worker templates import this module and never hash
+
         content = Path(path).read_bytes()
         digest = hashlib.sha256(content).hexdigest()
         with self._lock:
