@@ -114,7 +114,9 @@ def encode_png(rgb: np.ndarray, title: str = "") -> bytes:
     Pillow's adaptive filtering cost three times the drawing)."""
     height, width, _ = rgb.shape
     rows = np.zeros((height, 1 + width * 3), dtype=np.uint8)  # filter byte 0: None
-    rows[:, 1:] = rgb.reshape(height, width * 3)
+    pixels = rows[:, 1:].reshape(height, width, 3)  # a view of the rows after their filter byte
+    for channel in range(3):  # per channel: numpy's inner loop runs along a whole row
+        pixels[:, :, channel] = rgb[:, :, channel]
     per_metre = int(DPI / 0.0254 + 0.5)
     chunks = [
         _chunk(b"IHDR", struct.pack("!IIBBBBB", width, height, 8, 2, 0, 0, 0)),
