@@ -244,3 +244,20 @@ def test_parse_host_call_is_total(body: bytes) -> None:
 def test_parse_host_call_reads_good_calls(body: bytes) -> None:
     name, payload = parse_host_call(body, 200)
     assert [name, payload] == json.loads(body)
+
+
+def test_a_default_pool_adds_one_worker_for_host_programs() -> None:
+    """Programs waiting on the host leave their CPU idle: a default-sized pool grows by one
+    worker (once) when it first runs one; a pool sized by the caller keeps its size."""
+    import os
+
+    cpus = os.cpu_count() or 1
+    with SandboxPool(limits=LIMITS) as default, SandboxPool(workers=1, limits=LIMITS) as sized:
+        assert default.workers == cpus
+        assert run(default.arun(lmp_world, "x = 1", None)).ok
+        assert default.workers == cpus  # no host: CPU-bound sizing
+        for _ in range(2):
+            assert run(default.arun(lmp_world, "record(value(1))", Host())).ok
+        assert default.workers == cpus + 1
+        assert run(sized.arun(lmp_world, "record(value(1))", Host())).ok
+        assert sized.workers == 1
