@@ -242,9 +242,11 @@ def tabletop_world(configs: dict[str, Any], fix_corner_name: bool = False) -> Wo
 
 
 def prepare_sandbox_worker() -> None:
-    """Pay the table's imports (numpy, shapely) once per worker, outside every time limit."""
+    """Pay the table's imports (numpy, shapely) once per worker, outside every time limit, and
+    build the programs' guarded builtins here in the template (cached by allowed modules):
+    otherwise every forked program process built its own copy."""
+    from toolbench.sandbox import policy
     from toolbench.tasks.tabletop import world as table_world
 
-    prepare = getattr(table_world, "prepare_sandbox_worker", None)
-    if callable(prepare):
-        prepare()
+    table_world.prepare_sandbox_worker()
+    policy.builtins_for(table_world.ALLOWED_MODULES)
