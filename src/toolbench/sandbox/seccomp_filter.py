@@ -8,6 +8,8 @@ Two filters, stacked (a process can only ever add restrictions, and children inh
   runs only harness code, but it still needs ``fork`` to make program processes.
 * the **program** filter, loaded in each forked program process before the program starts:
   additionally no process or thread creation at all and no signals to other processes.
+  The template compiles it once (``ProgramFilter``) and each program process loads it with
+  one ``prctl``, its own process id written into the program.
 
 Refused calls fail with ``EPERM`` (``ENOSYS`` for ``clone3``, so that C libraries fall back to
 ``clone``, whose flags a filter can read), so a program sees an ordinary ``PermissionError``.
