@@ -261,8 +261,8 @@ class Template:
             started = time.monotonic()
             self.conn.send_bytes(HOST + self.nonce + call)
             answer = self.conn.recv_bytes()  # the parent is trusted; it answers or kills us
+            body, compiled = self._answer_body(answer)  # compiling is the host's time too
             stream.deadline += time.monotonic() - started
-            body, compiled = self._answer_body(answer)
             frame = host.LENGTH.pack(len(body)) + body + host.LENGTH.pack(len(compiled)) + compiled
             with contextlib.suppress(OSError):  # it died meanwhile: its end of file tells
                 _write_all(answers, frame)
