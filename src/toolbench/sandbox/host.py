@@ -38,6 +38,8 @@ from toolbench.sandbox._protocol import encode_answer, encode_code_answer, parse
 from toolbench.sandbox.limits import Limits
 
 CALL = b"H"  # program process -> template: CALL + length + JSON [name, payload]
+# template -> program process, per call: length + JSON answer, then length + the marshalled
+# code objects compiled for a ``Code`` answer (length 0: none)
 LENGTH = struct.Struct("!I")
 # The guard entries a sub-program's scope needs (the builtins dict carries the rest).
 GUARD_NAMES = ("__builtins__", "__name__", "__metaclass__", "_write_", "_print_")
@@ -219,9 +221,9 @@ def execute(source: str, scope: dict[str, Any]) -> None:
 # -- the parent's side -------------------------------------------------------------------------
 
 # The harness's answer to host calls: (name, JSON payload) -> JSON answer, or ``Code`` for
-# source the world will run. It may raise
-# ``HostRefused`` to fail the one call; anything else it raises ends the program (its worker is
-# replaced) and propagates to ``SandboxPool.arun``'s caller.
+# source the world will run. It may raise ``HostRefused`` to fail the one call; anything else it
+# raises ends the program (its worker is replaced) and propagates to ``SandboxPool.arun``'s
+# caller.
 HostHandler = Callable[[str, Any], Awaitable[Any]]
 
 
