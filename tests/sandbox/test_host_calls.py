@@ -94,7 +94,15 @@ def test_code_answers_the_template_cannot_compile_fail_as_text_does(pool: Sandbo
     """A refused or broken source is left to the program process, so the error is the one
     the text answer gets; the sources to compile may differ from the text (only they are
     sent compiled)."""
-    for text in ("ret_val = ().__class__", "import os\nret_val = 1", "ret_val = (", "x" * 30_000):
+    degenerate = (
+        "(\n" * 3000,  # thousands of open brackets
+        "ret_val = " + "[" * 988 + "]" * 988,  # nested past the parser's limit
+        "ret_val = 1e308 * 10\n" * 500,  # an overflowing float, repeated
+        "ret_val = 1\x00",
+        "\ud800 = 1",
+    )
+    for text in ("ret_val = ().__class__", "import os\nret_val = 1", "ret_val = (", "x" * 30_000,
+                 *degenerate):  # fmt: skip
         as_text = run(pool.arun(lmp_world, "ask('q')", Host({"q": text})))
         as_code = run(pool.arun(lmp_world, "ask('q')", Host({"q": Code(text)})))  # type: ignore[dict-item]
         assert (as_code.kind, as_code.error) == (as_text.kind, as_text.error)
