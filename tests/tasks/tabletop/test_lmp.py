@@ -162,6 +162,35 @@ def test_failures_are_program_errors(pool: SandboxPool, code: str, error: str) -
     assert error in (result.error or "")
 
 
+DEGENERATE_REPLIES = [
+    "(\n" * 3000,  # thousands of open brackets
+    "ret_val = " + "[" * 988 + "]" * 988,  # nested past the parser's limit
+    "ret_val = 1e308 * 10\n" * 500,  # an overflowing float, repeated
+    "ret_val = 1\x00",
+    "def f():\n" + "    " * 200 + "pass",
+    "record(1)\n" * 3000,  # a repetition loop
+]
+
+
+@pytest.mark.parametrize("reply", DEGENERATE_REPLIES)
+@pytest.mark.parametrize("where", ["top", "nested"])
+def test_degenerate_replies_end_one_sample_only(pool: SandboxPool, reply: str, where: str) -> None:
+    """Whatever the model writes, as the sample's program or as a nested LMP's code, the
+    sample ends with a result (a program error or a state), never an exception, and the worker
+    serves the next sample."""
+    if where == "top":
+        answers = {("tabletop_ui", "do it"): reply}
+    else:
+        answers = {
+            ("tabletop_ui", "do it"): "record(parse_obj_name('q', 'objects = []'))",
+            ("parse_obj_name", "q"): reply,
+        }
+    result, _, _, _ = solve(pool, answers)
+    assert result.kind in ("ok", "error", "output_limit"), result
+    after, _, _, _ = solve(pool, {("tabletop_ui", "do it"): "record(2)"})
+    assert after.ok and after.state["log"] == [2]
+
+
 @pytest.mark.parametrize("code", ["x = parse_obj_name('q')", "undefined_thing()"])
 def test_a_nested_model_error_reaches_the_solve_loop(pool: SandboxPool, code: str) -> None:
     """The oracle has no answer for the nested prompt: its error propagates out of the
