@@ -13,6 +13,21 @@ from toolbench.tasks.base import TaskData
 from toolbench.types import TaskContext
 
 
+class OfflineFolderTask:
+    """For offline tasks whose data sits in their package's ``data/<version>/`` folders: the
+    versions found there, and ``--live`` refused with one line (four tasks repeated both)."""
+
+    name: str
+    package_dir: Path
+
+    def versions(self) -> list[str]:
+        return package_versions(self.package_dir)
+
+    def refuse_live(self, live: object | None) -> None:
+        if live is not None:
+            raise UserError(f"task {self.name} has no live API (--live is for HTTP tasks)")
+
+
 def package_versions(package_dir: Path) -> list[str]:
     data = package_dir / "data"
     return sorted(p.name for p in data.iterdir() if p.is_dir()) if data.is_dir() else []

@@ -23,7 +23,7 @@ from toolbench.sandbox import SandboxError
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.sandbox.world import WorldFactory
 from toolbench.tasks.base import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
-from toolbench.tasks.folder import load_folder, package_versions
+from toolbench.tasks.folder import OfflineFolderTask, load_folder
 from toolbench.tasks.scoring import best_match, mean_metrics
 from toolbench.tasks.single_turn import solve_single_turn
 from toolbench.tasks.tool_calling import ToolSet, solve_with_tools
@@ -33,7 +33,7 @@ PROGRAM_METRICS = ("success_rate", "crash_rate", "precision", "recall", "f1")
 
 
 @dataclass
-class ProgramTask:
+class ProgramTask(OfflineFolderTask):
     name: str
     summary: str
     world: WorldFactory
@@ -43,14 +43,10 @@ class ProgramTask:
     generator: TaskGenerator | None = None
     toolset: ToolSet | None = None  # the API as native tools, for --mode tools
 
-    def versions(self) -> list[str]:
-        return package_versions(self.package_dir)
-
     def load(
         self, version: str, data_dir: Path | None, live: LiveOptions | None = None
     ) -> TaskData:
-        if live is not None:
-            raise UserError(f"task {self.name} has no live API (--live is for HTTP tasks)")
+        self.refuse_live(live)
         return load_folder(self.name, self.package_dir, version, data_dir)
 
     async def prepare(self, data: TaskData, sandbox: ProgramRunner) -> None:

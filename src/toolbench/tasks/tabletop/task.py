@@ -32,7 +32,7 @@ from toolbench.prompts.builder import PromptConfig
 from toolbench.runner.solve import Generate, SampleState
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.tasks.base import LiveOptions, Resources, TaskData, TaskDefaults
-from toolbench.tasks.folder import package_versions, resolve_folder
+from toolbench.tasks.folder import OfflineFolderTask, resolve_folder
 from toolbench.tasks.scoring import mean_metrics
 from toolbench.tasks.tabletop import lmp as runtime
 from toolbench.tasks.tabletop.session import LmpSession
@@ -43,7 +43,7 @@ IMAGES_DIR = "images"
 
 
 @dataclass
-class TabletopTask:
+class TabletopTask(OfflineFolderTask):
     name: str
     summary: str
     package_dir: Path
@@ -52,16 +52,12 @@ class TabletopTask:
     fix_corner_name: bool = False  # the original's misspelt "botom right corner" by default
     generator: Any = None
 
-    def versions(self) -> list[str]:
-        return package_versions(self.package_dir)
-
     def load(
         self, version: str, data_dir: Path | None, live: LiveOptions | None = None
     ) -> TaskData:
         from toolbench.tasks.tabletop import scenes
 
-        if live is not None:
-            raise UserError(f"task {self.name} has no live API (--live is for HTTP tasks)")
+        self.refuse_live(live)
         folder = resolve_folder(self.name, self.package_dir, version, data_dir)
         path = folder / "test.jsonl"
         records = scenes.read_records(path)

@@ -20,7 +20,7 @@ from toolbench.errors import UserError
 from toolbench.runner.solve import Generate, SampleState
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.tasks.base import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
-from toolbench.tasks.folder import load_folder, package_versions
+from toolbench.tasks.folder import OfflineFolderTask, load_folder
 from toolbench.tasks.single_turn import solve_single_turn
 from toolbench.tasks.virtual_home import metrics
 from toolbench.tasks.virtual_home.derive import derive_scene
@@ -58,7 +58,7 @@ class Runtime:
 
 
 @dataclass
-class VirtualHomeTask:
+class VirtualHomeTask(OfflineFolderTask):
     name: str
     summary: str
     package_dir: Path
@@ -66,14 +66,10 @@ class VirtualHomeTask:
     metrics: tuple[str, ...] = metrics.METRICS
     generator: TaskGenerator | None = None
 
-    def versions(self) -> list[str]:
-        return package_versions(self.package_dir)
-
     def load(
         self, version: str, data_dir: Path | None, live: LiveOptions | None = None
     ) -> TaskData:
-        if live is not None:
-            raise UserError(f"task {self.name} has no live API (--live is for HTTP tasks)")
+        self.refuse_live(live)
         data = load_folder(self.name, self.package_dir, version, data_dir)
         allow_path = Path(data.source) / ALLOW_FILE
         if not allow_path.is_file():

@@ -26,7 +26,7 @@ from toolbench.errors import UserError
 from toolbench.runner.solve import Generate, SampleState
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.tasks.base import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
-from toolbench.tasks.folder import package_versions, resolve_folder
+from toolbench.tasks.folder import OfflineFolderTask, resolve_folder
 from toolbench.tasks.scoring import mean_metrics
 from toolbench.tasks.web_shop import catalogue
 from toolbench.tasks.web_shop.expert import ideal_action
@@ -46,7 +46,7 @@ class Runtime:
 
 
 @dataclass
-class WebShopTask:
+class WebShopTask(OfflineFolderTask):
     name: str
     summary: str
     package_dir: Path
@@ -55,14 +55,10 @@ class WebShopTask:
     generator: TaskGenerator | None = None
     uses_history: bool = True  # --history applies
 
-    def versions(self) -> list[str]:
-        return package_versions(self.package_dir)
-
     def load(
         self, version: str, data_dir: Path | None, live: LiveOptions | None = None
     ) -> TaskData:
-        if live is not None:
-            raise UserError(f"task {self.name} has no live API (--live is for HTTP tasks)")
+        self.refuse_live(live)
         if version not in self.versions():
             raise UserError(
                 f"task {self.name} has no version {version!r} (it sets the page layout); "
