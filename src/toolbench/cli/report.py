@@ -93,14 +93,14 @@ def command_report(args: argparse.Namespace, console: Console) -> int:
 
 
 def _all_grids(task_runs: list[Any], aware_runs: list[Any], reference: Any) -> list[Any]:
-    from toolbench.report.aware_tables import aware_grids
+    from toolbench.report.aware_tables import aware_grids, aware_pair_grids
     from toolbench.report.tables import task_grids
 
     task_reference = reference if reference in task_runs else None
     grids = task_grids(task_runs, task_reference)
     for run in aware_runs:
         grids += aware_grids(run)
-    return grids
+    return grids + aware_pair_grids([*task_runs, *aware_runs], reference)
 
 
 def _write_exports(

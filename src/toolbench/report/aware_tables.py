@@ -3,10 +3,13 @@
 The numbers come from ``toolbench.aware.evaluate.summary`` (the terminal's source too): the
 paper's metrics and the two a constant answer cannot game per task x source x manipulation,
 the confusion matrix of each row, agreement of explicit with implicit/tools answers, feedback
-accuracy per scenario and the graded explanations.
+accuracy per scenario and the graded explanations; and, for two awareness runs, the paired
+differences (``aware_pair_grids``) that ``report --json`` gives as ``difference``.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from toolbench.aware.evaluate import summary as aware
 from toolbench.aware.evaluate.metrics import binary_metrics, confusion
@@ -109,3 +112,41 @@ def aware_grids(run: LoadedRun) -> list[Grid]:
         if grid is not None:
             grids.append(grid)
     return grids
+
+
+def aware_comparison_grids(reference: LoadedRun, other: LoadedRun) -> list[Grid]:
+    """Paired differences (other - reference) over the instances both runs judged, one table
+    per ``METRIC_TABLES`` entry; ``*`` marks an interval that excludes 0. The terminal, the
+    exports and the HTML report all print these grids, so they show the same numbers."""
+    compared = aware.compare_rows(reference, other)
+    names = f"{other.label} ({model_of(other)}) - {reference.label} ({model_of(reference)})"
+    grids = []
+    for title, metrics in aware.METRIC_TABLES:
+        grid = Grid(
+            title=f"paired difference: {names}: {title} (95% CIs; * interval excludes 0)",
+            columns=["mode", "source", "manipulation", "n paired", *[f"Δ {m}" for m in metrics]],
+            key_columns=3,
+            differences=True,
+        )
+        for (task, source, group), entry in compared.items():
+            if entry:  # no instance in common: nothing to pair
+                n = str(next(iter(entry.values())).n)
+                cells: list[Cell] = [entry[m] for m in metrics]
+                grid.rows.append([task.removeprefix("aware-"), source, group, n, *cells])
+        if not grid.rows:
+            grid.notes.append(
+                f"{other.label} and {reference.label} share no judged instance: nothing to pair"
+            )
+        grids.append(grid)
+    return grids
+
+
+def aware_pair_grids(runs: Sequence[LoadedRun], reference: LoadedRun | None) -> list[Grid]:
+    """The comparison ``report`` takes between exactly two awareness runs (against
+    ``reference``, else the first), as the terminal and ``--json`` do; none otherwise."""
+    if len(runs) != 2 or any(run.info.get("kind", "tasks") != "aware" for run in runs):
+        return []
+    first, second = runs
+    if reference is second:
+        return aware_comparison_grids(second, first)
+    return aware_comparison_grids(first, second)

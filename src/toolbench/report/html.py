@@ -122,10 +122,11 @@ def render(
     runs: Sequence[LoadedRun], reference: LoadedRun | None, cache_dir: Path | None = None
 ) -> str:
     """The whole page as a string; differences are taken against ``reference`` (a task run)."""
-    from toolbench.report.aware_tables import aware_grids
+    from toolbench.report.aware_tables import aware_grids, aware_pair_grids
     from toolbench.report.tables import differences
 
     task_runs = [r for r in runs if r.info.get("kind", "tasks") != "aware"]
+    aware_pairs = aware_pair_grids(runs, reference)  # two awareness runs: their differences
     if reference not in task_runs:
         reference = task_runs[0] if task_runs else None
     paired = reference is not None and len(task_runs) >= 2
@@ -141,7 +142,8 @@ def render(
         "difference_grids": [differences(task_runs, reference)] if reference and paired else [],
         "plots": _plots(task_runs, reference if paired else None),
         "audits": audits.audits(task_runs),
-        "aware_grids": [g for r in runs if r not in task_runs for g in aware_grids(r)],
+        "aware_grids": [g for r in runs if r not in task_runs for g in aware_grids(r)]
+        + aware_pairs,
         "payload": explorer.pack(
             {
                 "runs": [{"label": r.label, "model": model_of(r)} for r in runs],

@@ -276,17 +276,12 @@ def compare_rows(a: LoadedRun, b: LoadedRun) -> dict[Row, dict[str, Estimate]]:
 
 
 def render_aware_comparison(a: LoadedRun, b: LoadedRun, console: Console) -> None:
-    compared = compare_rows(a, b)
-    for title, metrics in METRIC_TABLES:
-        table = Table(title=f"paired difference: {b.label} - {a.label}: {title} (95% CIs)")
-        for column in ("task", "source", "manipulation", "n paired", *[f"Δ {m}" for m in metrics]):
-            table.add_column(column)
-        for (task, source, group), entry in compared.items():
-            if not entry:
-                continue
-            n = next(iter(entry.values())).n
-            table.add_row(task[6:], source, group, str(n), *[_fmt(entry[m]) for m in metrics])
-        console.print(table)
+    """Paired differences (b - a) as the grids the exports and the HTML report print too."""
+    from toolbench.report.aware_tables import aware_comparison_grids
+    from toolbench.report.tables import render_rich
+
+    for grid in aware_comparison_grids(a, b):
+        render_rich(grid, console)
 
 
 def aware_json(run: LoadedRun) -> dict[str, Any]:
