@@ -94,10 +94,10 @@ def command_report(args: argparse.Namespace, console: Console) -> int:
 
 def _all_grids(task_runs: list[Any], aware_runs: list[Any], reference: Any) -> list[Any]:
     from toolbench.report.aware_tables import aware_grids, aware_pair_grids
-    from toolbench.report.tables import task_grids
+    from toolbench.report.tables import status_grid, task_grids
 
     task_reference = reference if reference in task_runs else None
-    grids = task_grids(task_runs, task_reference)
+    grids = [status_grid([*task_runs, *aware_runs]), *task_grids(task_runs, task_reference)]
     for run in aware_runs:
         grids += aware_grids(run)
     return grids + aware_pair_grids([*task_runs, *aware_runs], reference)
@@ -130,6 +130,9 @@ def _render_terminal(
 
     for run in runs:
         tables.render_checks(run, console)
+    note = tables.comparison_note(runs)
+    if note:
+        console.print(note, style="bold yellow", markup=False, soft_wrap=True)
     for run, kind in zip(runs, kinds, strict=True):
         if kind == "aware":
             aware.render_aware(run, console)

@@ -23,7 +23,13 @@ import jinja2
 from toolbench import __version__
 from toolbench.report import audits, explorer, plots
 from toolbench.report.bootstrap import Estimate
-from toolbench.report.summary import LoadedRun, columns_of, compare, summarize
+from toolbench.report.summary import (
+    LoadedRun,
+    columns_of,
+    compare,
+    comparison_note,
+    summarize,
+)
 from toolbench.report.tables import counts_text, model_of, significant
 
 
@@ -107,7 +113,9 @@ def _run_rows(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
                 "folder": str(run.folder),
                 "model": model_of(run),
                 "kind": str(run.info.get("kind", "tasks"))[:20],
-                "status": str(run.info.get("status", "?"))[:40],
+                "status": f"{run.status.state}: {run.status.share}",
+                "status_line": run.status.line(),
+                "finished": run.status.finished,
                 "log": run.log_line,
                 "modified": run.log.state == "modified",
                 "isolation": isolation["summary"] if isolation else "not recorded",
@@ -136,6 +144,7 @@ def render(
         "version": __version__,
         "generated": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "runs": _run_rows(runs),
+        "comparison_note": comparison_note(runs),
         "overview": overview(task_runs),
         "task_run_names": [f"{r.label} ({model_of(r)})" for r in task_runs],
         "task_run_indexes": [runs.index(r) for r in task_runs],

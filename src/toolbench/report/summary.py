@@ -12,6 +12,7 @@ machine and the run folder) is shown with it, with a warning when it was not ful
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,6 +24,7 @@ from toolbench.errors import UserError
 from toolbench.report.bootstrap import Estimate, bootstrap_mean, paired_difference, seed_for
 from toolbench.runner.chain import MODIFIED
 from toolbench.runner.metrics import counts_of
+from toolbench.runner.status import RunStatus, run_status
 from toolbench.runner.store import SAMPLES_FILE, load_log, read_run_info
 
 REPORT_METRICS = ("success_rate", "crash_rate", "precision", "recall", "f1")
@@ -98,6 +100,12 @@ class LoadedRun:
     def label(self) -> str:
         return self.folder.name
 
+    @functools.cached_property
+    def status(self) -> RunStatus:
+        """Complete, in progress (another process holds the folder), interrupted...: said
+        wherever this run's numbers are printed."""
+        return run_status(self.folder, self.info, self.records)
+
     @property
     def log_line(self) -> str:
         return self.log.describe(self.folder / SAMPLES_FILE)
@@ -134,6 +142,8 @@ def render_checks(run: LoadedRun, console: Console) -> None:
     def say(text: str, style: str) -> None:
         console.print(text, style=style, markup=False, soft_wrap=True)
 
+    status = run.status
+    say(f"{run.folder}: {status.line()}", "dim" if status.finished else "bold yellow")
     if run.log.state == MODIFIED:
         say(f"WARNING: {run.log_line}; these numbers cannot be trusted", "bold red")
     else:  # "log verified (N records)" or "log not chained (written by an older version)"
@@ -160,7 +170,24 @@ def checks_json(runs: Sequence[LoadedRun]) -> dict[str, Any]:
             for run in runs
         },
         "isolation": {str(run.folder): run.isolation for run in runs if run.isolation},
+        "status": {str(run.folder): run.status.as_json() for run in runs},
+        **({"comparison_note": note} if (note := comparison_note(runs)) else {}),
     }
+
+
+def comparison_note(runs: Sequence[LoadedRun]) -> str | None:
+    """When runs are put side by side and some are not finished: which, and what that means
+    for the comparison (None when all are finished, or for a single run)."""
+    unfinished = [run for run in runs if not run.status.finished]
+    if len(runs) < 2 or not unfinished:
+        return None
+    names = "; ".join(
+        f"{run.label} is {run.status.state} ({run.status.share})" for run in unfinished
+    )
+    return (
+        f"comparing runs that are not all finished: {names}. Its numbers cover only the "
+        "samples done so far; paired differences use only the samples both runs have"
+    )
 
 
 def summarize(run: LoadedRun) -> dict[str, dict[str, Any]]:

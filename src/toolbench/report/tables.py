@@ -18,7 +18,13 @@ from rich.console import Console
 from rich.table import Table
 
 from toolbench.report.bootstrap import Estimate
-from toolbench.report.summary import LoadedRun, columns_of, compare, summarize
+from toolbench.report.summary import (
+    LoadedRun,
+    columns_of,
+    compare,
+    comparison_note,
+    summarize,
+)
 
 Cell = str | Estimate
 
@@ -63,6 +69,22 @@ def run_names(runs: Sequence[LoadedRun]) -> list[str]:
 def counts_text(counts: dict[str, int]) -> str:
     c = counts
     return f"{c['scored'] + c['model_error']} ({c['scored']}/{c['model_error']}/{c['infra_error']})"
+
+
+def status_grid(runs: Sequence[LoadedRun]) -> Grid:
+    """Where each run stands (complete, interrupted, in progress; done of planned), first in
+    every export, so a partial run's numbers are never read as a whole run's."""
+    grid = Grid(
+        title="run status",
+        columns=["run", "status", "done", "planned", "resume with"],
+        notes=[note] if (note := comparison_note(runs)) else [],
+    )
+    for run, name in zip(runs, run_names(runs), strict=True):
+        status = run.status
+        planned = "-" if status.planned is None else str(status.planned)
+        resume = "" if status.finished else (status.resume or "its command again")
+        grid.rows.append([name, status.state, str(status.done), planned, resume])
+    return grid
 
 
 def run_grid(run: LoadedRun) -> Grid:

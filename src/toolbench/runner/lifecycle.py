@@ -35,7 +35,7 @@ from rich.text import Text
 from toolbench.errors import UserError
 from toolbench.runner.chain import LogCheck
 from toolbench.runner.engine import SessionStats, WorkItem, run_work
-from toolbench.runner.store import RunStore, read_run_info
+from toolbench.runner.store import Key, RunStore, read_run_info
 
 # (info so far, every record of the log) -> info with "metrics", "counts", ...; and the number
 # of work items that ended scored or as model errors.
@@ -122,18 +122,34 @@ def execute_plan(plan: RunPlan, out: Path | None, runs_dir: Path, console: Conso
         asyncio.run(checks())
     folder = folder_for(plan.prefix, plan.fingerprint, plan.selection, out, runs_dir)
     store, previous, done = open_run(folder, plan.fingerprint, console)
+    try:
+        return _run_claimed(plan, folder, store, previous, done, console)
+    finally:
+        store.release()
+
+
+def _run_claimed(
+    plan: RunPlan,
+    folder: Path,
+    store: RunStore,
+    previous: dict[str, Any],
+    done: dict[Key, dict[str, Any]],
+    console: Console,
+) -> RunResult:
+    """The run itself, in a folder this process holds the lock of."""
     for tell in plan.on_folder:
         tell(folder)
+    todo = [item for item in plan.work if item.key not in done]
     info = {
         **plan.info,
         "status": "running",
+        "progress": progress_of(len(plan.work) - len(todo), len(plan.work)),
         "fingerprint": plan.fingerprint,
         "selection": plan.selection,
         **carried_totals(previous),
     }
     store.write_info(info)
     stats, status = SessionStats(), "failed"
-    todo = [item for item in plan.work if item.key not in done]
     try:
         asyncio.run(_run_with_progress(plan, todo, store, stats, console))
         status = "complete"
@@ -148,10 +164,17 @@ def execute_plan(plan: RunPlan, out: Path | None, runs_dir: Path, console: Conso
         if status == "complete" and finished < len(plan.work):
             status = "incomplete"  # infra errors remain; rerun the command to retry them
         info["status"] = status
+        info["progress"] = progress_of(finished, len(plan.work))
         info.update(plan.extra_final)
         record_log_check(info, store, console, check)
         store.write_info(info)
     return RunResult(folder=folder, info=info, stats=stats)
+
+
+def progress_of(done: int, planned: int) -> dict[str, int]:
+    """run.json's ``progress``: of the planned sample x epochs, how many ended scored or as
+    model errors (infra errors are not done: a rerun tries them again)."""
+    return {"done": done, "planned": planned}
 
 
 async def _run_with_progress(
@@ -188,15 +211,22 @@ async def _run_with_progress(
 
 def open_run(
     folder: Path, fingerprint: str, console: Console
-) -> tuple[RunStore, dict[str, Any], dict[tuple[str, str, int], dict[str, Any]]]:
-    """The run folder's store, its previous run.json (empty if new) and the finished records;
-    a folder holding another configuration is refused (``UserError``)."""
+) -> tuple[RunStore, dict[str, Any], dict[Key, dict[str, Any]]]:
+    """The run folder's store, holding the folder's lock (``FolderInUse`` if another process
+    runs it), its previous run.json (empty if new) and the finished records; a folder holding
+    another configuration is refused (``UserError``). The caller calls ``store.release()``
+    after its last write."""
     store = RunStore(folder)
-    previous: dict[str, Any] = {}
-    if store.exists():
-        store.check_fingerprint(fingerprint)
-        previous = read_run_info(folder)
-    done = store.prepare_resume()
+    store.claim()
+    try:
+        previous: dict[str, Any] = {}
+        if store.exists():
+            store.check_fingerprint(fingerprint)
+            previous = read_run_info(folder)
+        done = store.prepare_resume()
+    except BaseException:
+        store.release()
+        raise
     if done:
         console.print(f"[dim]resuming {folder}: {len(done)} records already done[/dim]")
     return store, previous, done

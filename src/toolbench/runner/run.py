@@ -25,6 +25,7 @@ from toolbench.models.builtin import ReplayModel, check_replay
 from toolbench.models.spec import make_model, preflight
 from toolbench.prompts.builder import PromptConfig, Prompter
 from toolbench.runner.engine import PreparedTask, sample_work
+from toolbench.runner.invocation import recorded_command, redact_command
 from toolbench.runner.lifecycle import RunPlan, RunResult, execute_plan, slug
 from toolbench.runner.metrics import counts_of, task_metrics
 from toolbench.sandbox.limits import Limits
@@ -34,26 +35,6 @@ from toolbench.tasks.base import LiveOptions, Resources, Task
 from toolbench.tasks.registry import parse_task_list
 
 __all__ = ["RunResult", "execute", "prepare_tasks", "prompt_config_for", "redact_command"]
-
-SECRET_FLAGS = ("--api-key",)
-
-
-def redact_command(argv: list[str]) -> list[str]:
-    """The command line as recorded in run.json, with secrets replaced: run folders get shared."""
-    redacted: list[str] = []
-    hide_next = False
-    for arg in argv:
-        if hide_next:
-            redacted.append("***")
-            hide_next = False
-        elif arg in SECRET_FLAGS:
-            redacted.append(arg)
-            hide_next = True
-        elif arg.startswith(tuple(f"{flag}=" for flag in SECRET_FLAGS)):
-            redacted.append(arg.split("=", 1)[0] + "=***")
-        else:
-            redacted.append(arg)
-    return redacted
 
 
 def prompt_config_for(task: Task, config: RunConfig) -> PromptConfig:
@@ -178,7 +159,7 @@ def _set_run_dir(resources: Resources, folder: Path) -> None:
 def _base_info(config: RunConfig, prepared: list[PreparedTask]) -> dict[str, Any]:
     return {
         "toolbench_version": __version__,
-        "command": redact_command(sys.argv),
+        "command": recorded_command(),
         "config": config.model_dump(mode="json"),
         "data": {
             p.task.name: {

@@ -32,6 +32,7 @@ from toolbench.runner.chain import (
     chained,
     check_chain,
 )
+from toolbench.runner.lock import FolderLock
 
 RUN_FILE = "run.json"
 SAMPLES_FILE = "samples.jsonl"
@@ -181,10 +182,14 @@ def record_problem(record: Any) -> str | None:
 
 
 class RunStore:
-    """Owns one run folder for the duration of a run, and the head of its log's chain."""
+    """Owns one run folder for the duration of a run, and the head of its log's chain.
+
+    ``claim`` takes the folder's lock (``lock.py``) before anything is read; ``release`` gives it
+    up after the last write of run.json: one process writes a run folder at a time."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
+        self._lock = FolderLock(folder)
         self._handle: Any = None
         self._loaded = False
         self._anchor: Anchor | None = None  # None once loaded: an unchained (older) log
@@ -199,6 +204,16 @@ class RunStore:
 
     def exists(self) -> bool:
         return self.run_file.is_file()
+
+    def claim(self) -> None:
+        """Lock the folder (creating it) for this process: ``FolderInUse`` if another holds it,
+        a ``UserError`` if it cannot be created or written."""
+        self._lock.acquire()
+
+    def release(self) -> None:
+        """Close the log and give the folder up; call after the last write. Idempotent."""
+        self.close()
+        self._lock.release()
 
     def check_fingerprint(self, fingerprint: str) -> None:
         info = read_run_info(self.folder)
