@@ -162,12 +162,8 @@ def command_prompt(args: argparse.Namespace, console: Console, default_cache: Pa
     prompter = Prompter(
         data.context, prompt_config_for(task, config), args.cache_dir or default_cache
     )
-    # A task whose first prompt is not docs + demonstrations (tabletop's LMPs) builds it.
-    first_request = getattr(task, "first_request", None)
-    if callable(first_request):
-        request = first_request(by_id[args.sample], prompter.config)
-    else:
-        request = prompter.request(by_id[args.sample])
+    # The task's first model call, built by the code its solve loop sends it with.
+    request = task.first_request(data, by_id[args.sample], 0, prompter)
     if request.prompt is not None:
         console.out(request.prompt, end="", highlight=False)
     else:

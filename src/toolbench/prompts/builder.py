@@ -10,6 +10,7 @@ adds its API as native tools to each turn's request. The header sentences are ou
 from __future__ import annotations
 
 import enum
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,6 +83,18 @@ def chat_messages(
     blocks = [b for b in (api_block(retrieved.functions), examples_block(retrieved.examples)) if b]
     system = "\n\n".join([instruction, *blocks])
     return ({"role": "system", "content": system}, {"role": "user", "content": f"Task: {query}"})
+
+
+def shown_text(request: GenerationRequest) -> str:
+    """What a request shows the model, as one text a person reads (``show`` and the HTML
+    report): the prompt, or each message under its role, then the tools' schemas, one a line."""
+    if request.prompt is not None:
+        return request.prompt
+    parts = [f"[{m.get('role', '?')}]\n{m.get('content') or ''}" for m in request.messages or ()]
+    tools = request.plain_tools()
+    if tools:
+        parts.append("[tools]\n" + "\n".join(json.dumps(tool) for tool in tools))
+    return "\n\n".join(parts)
 
 
 class Prompter:

@@ -3,10 +3,11 @@
 A run record keeps the prediction, the scored state and ``closest_label`` but not the query,
 the gold programs or the prompt (only its hash): records stay small, and the data is in the
 task folder anyway. ``run.json`` says which task, data version, data folder and prompt
-settings the run used, so ``show`` and the HTML report re-load the data (reading only), rebuild
-the prompt with the task's own prompter, and, where a diff of world states is wanted, execute
-the golds in the sandbox as the run did. The data's digest is compared with the run's, so a
-changed data folder is said, not silently shown.
+settings the run used, so ``show`` and the HTML report re-load the data (reading only),
+rebuild the prompt of the sample's first model call with the task's own ``first_request``
+(the code its solve loop sends that call with) and, where a diff of world states is wanted,
+execute the golds in the sandbox as the run did. The data's digest is compared with the
+run's, so a changed data folder is said, not silently shown.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 
 from toolbench.config import RunConfig
 from toolbench.errors import UserError
-from toolbench.prompts.builder import Prompter
+from toolbench.prompts.builder import Prompter, shown_text
 from toolbench.report.summary import LoadedRun
 from toolbench.types import Sample
 
@@ -118,25 +119,26 @@ def execute_golds(source: TaskSource, ids: Iterable[str]) -> None:
 
 
 def view_of(source: TaskSource, sample_id: str, record: dict[str, Any]) -> SampleView | None:
-    """The sample behind a record, with its prompt rebuilt for the record's epoch."""
+    """The sample behind a record, with the prompt of its first model call rebuilt for the
+    record's epoch by the task's own ``first_request`` (the code its solve loop sends it
+    with), so the hash comparison says whether the data or settings changed, nothing else."""
     from toolbench.runner.solve import prompt_hash
+    from toolbench.tasks.registry import TASKS
 
     sample = source.samples.get(sample_id)
-    if sample is None or source.prompter is None:
+    task = TASKS.get(source.task)
+    if sample is None or source.prompter is None or source.data is None or task is None:
         return None
     raw_epoch = record.get("epoch")
     epoch = raw_epoch if isinstance(raw_epoch, int) else 0
     try:
-        request = source.prompter.request(sample, epoch)
-    except (UserError, OSError, ValueError) as exc:
-        prompt, matches = f"(the prompt could not be rebuilt: {exc})", None
+        request = task.first_request(source.data, sample, epoch, source.prompter)
+    except (UserError, OSError, ValueError, LookupError, TypeError, AttributeError) as exc:
+        # A task without the hook (one written before it) or data the hook cannot read: the
+        # reader is told, and the rest of the record is still shown.
+        prompt, matches = f"(the prompt could not be rebuilt: {exc})"[:500], None
     else:
-        if request.prompt is not None:
-            prompt = request.prompt
-        else:
-            prompt = "\n\n".join(
-                f"[{m.get('role', '?')}]\n{m.get('content') or ''}" for m in request.messages or ()
-            )
+        prompt = shown_text(request)
         recorded = record.get("prompt_hash")
         matches = (prompt_hash(request) == recorded) if isinstance(recorded, str) else None
     golds = source.golds.get(sample_id)

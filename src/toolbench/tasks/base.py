@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from toolbench.prompts.builder import Prompter
 from toolbench.runner.solve import Generate, SampleState
 from toolbench.sandbox.memo import ProgramRunner
-from toolbench.types import Outcome, Sample, TaskContext
+from toolbench.types import GenerationRequest, Outcome, Sample, TaskContext
 
 
 @dataclass(frozen=True)
@@ -113,6 +113,15 @@ class Task(Protocol):
 
     async def prepare(self, data: TaskData, sandbox: ProgramRunner) -> None:
         """Execute the golds (a failing one is a ``UserError`` naming file:line)."""
+        ...
+
+    def first_request(
+        self, data: TaskData, sample: Sample, epoch: int, prompter: Prompter
+    ) -> GenerationRequest:
+        """The request of the sample's first model call, built by the code ``solve`` sends it
+        with (the one place that knows the task's first prompt): ``toolbench prompt`` prints
+        it, and ``show`` and the HTML report rebuild it and compare its hash with the record's
+        ``prompt_hash``. Builds only: no model is asked and no program runs."""
         ...
 
     async def solve(

@@ -39,7 +39,7 @@ from toolbench.tasks.http_exec import (
 from toolbench.tasks.program_task import PROGRAM_METRICS, crash_outcome
 from toolbench.tasks.scoring import best_match, mean_metrics
 from toolbench.tasks.service import SIMULATED_API_KEY, SimulatedService
-from toolbench.tasks.single_turn import solve_single_turn
+from toolbench.tasks.single_turn import QueryPrompt, solve_single_turn
 from toolbench.types import InfraError, Outcome, Sample, Status
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -56,7 +56,7 @@ class Gold:
 
 
 @dataclass
-class CurlTask:
+class CurlTask(QueryPrompt):
     name: str
     summary: str
     service: SimulatedService

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from toolbench.errors import UserError
-from toolbench.prompts.builder import Mode
+from toolbench.prompts.builder import Mode, Prompter
 from toolbench.prompts.extract import extract_program
 from toolbench.runner.solve import Generate, SampleState
 from toolbench.sandbox import SandboxError
@@ -26,8 +26,8 @@ from toolbench.tasks.base import LiveOptions, Resources, TaskData, TaskDefaults,
 from toolbench.tasks.folder import OfflineFolderTask, load_folder
 from toolbench.tasks.scoring import best_match, mean_metrics
 from toolbench.tasks.single_turn import solve_single_turn
-from toolbench.tasks.tool_calling import ToolSet, solve_with_tools
-from toolbench.types import Outcome, Sample, Status
+from toolbench.tasks.tool_calling import ToolSet, first_tools_request, solve_with_tools
+from toolbench.types import GenerationRequest, Outcome, Sample, Status
 
 PROGRAM_METRICS = ("success_rate", "crash_rate", "precision", "recall", "f1")
 
@@ -67,6 +67,14 @@ class ProgramTask(OfflineFolderTask):
         return gold
 
     # -- solving and scoring -------------------------------------------------------------------
+
+    def first_request(
+        self, data: TaskData, sample: Sample, epoch: int, prompter: Prompter
+    ) -> GenerationRequest:
+        """The prompter's request; in tools mode, turn 1 of the tool-calling loop."""
+        if prompter.config.mode is Mode.TOOLS and self.toolset is not None:
+            return first_tools_request(self.toolset, sample, epoch, prompter)
+        return prompter.request(sample, epoch)
 
     async def solve(self, state: SampleState, generate: Generate, resources: Resources) -> Outcome:
         if resources.prompter.config.mode is Mode.TOOLS:

@@ -9,13 +9,31 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from toolbench.prompts.builder import Prompter
 from toolbench.runner.solve import Generate, SampleState
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.tasks.base import Resources, TaskData
-from toolbench.types import Outcome, Sample
+from toolbench.types import GenerationRequest, Outcome, Sample
+
+
+class QueryPrompt:
+    """``Task.first_request`` of a task whose first prompt is the prompter's (API docs and
+    demonstrations retrieved for the query, then the query): what ``solve_single_turn`` sends,
+    and what ``show`` rebuilds."""
+
+    def first_request(
+        self, data: TaskData, sample: Sample, epoch: int, prompter: Prompter
+    ) -> GenerationRequest:
+        return prompter.request(sample, epoch)
 
 
 class OneCallTask(Protocol):
+    def first_request(
+        self, data: TaskData, sample: Sample, epoch: int, prompter: Prompter
+    ) -> GenerationRequest:
+        """The one request (``Task.first_request``): solving sends exactly this."""
+        ...
+
     def extract_action(self, text: str) -> str:
         """The action to execute from a model's raw reply (completion or chat)."""
         ...
@@ -29,7 +47,7 @@ async def solve_single_turn(
     task: OneCallTask, state: SampleState, generate: Generate, resources: Resources
 ) -> Outcome:
     """Ask once (step ``answer``), then extract the action from the reply and score it."""
-    request = resources.prompter.request(state.sample, state.epoch)
+    request = task.first_request(resources.data, state.sample, state.epoch, resources.prompter)
     generation = await generate(request)
     state.prediction = generation.text
     action = task.extract_action(generation.text)

@@ -31,7 +31,7 @@ from toolbench.tasks.base import LiveOptions, Resources, TaskData, TaskDefaults,
 from toolbench.tasks.folder import load_folder, package_versions
 from toolbench.tasks.program_task import crash_outcome, sandbox_failure
 from toolbench.tasks.scoring import mean_metrics
-from toolbench.tasks.single_turn import solve_single_turn
+from toolbench.tasks.single_turn import QueryPrompt, solve_single_turn
 from toolbench.types import Outcome, Sample, Status
 
 WORKBOOK_FILE = "workbook.json"
@@ -76,7 +76,7 @@ class SheetsRuntime:
 
 
 @dataclass
-class SheetsTask:
+class SheetsTask(QueryPrompt):
     name: str
     summary: str
     package_dir: Path

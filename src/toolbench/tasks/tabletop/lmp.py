@@ -216,10 +216,17 @@ def _bound(scope: dict[str, Any], initial: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def top_call(instruction: str, objects: list[str]) -> tuple[str, str]:
+    """The (query, context) of a sample's ``tabletop_ui`` call: the program passes them, and
+    its first model call's prompt (the task's ``first_request``) is built from them."""
+    return instruction, "objects = " + repr(objects)
+
+
 def program_for(instruction: str, objects: list[str]) -> str:
     """The harness's one-line program for a sample (literals by ``repr``: nothing of the
     data can change its shape)."""
-    return f"tabletop_ui({instruction!r}, {'objects = ' + repr(objects)!r})"
+    query, context = top_call(instruction, objects)
+    return f"{TOP_LMP}({query!r}, {context!r})"
 
 
 def tabletop_world(configs: dict[str, Any], fix_corner_name: bool = False) -> World:

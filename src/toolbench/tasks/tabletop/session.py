@@ -77,10 +77,15 @@ class LmpSession:
             prompt += "\n" + context
         return prompt + f"\n{spec.prefix}{query}{spec.suffix}"
 
+    def lmp_request(self, lmp: str, query: str, context: str) -> GenerationRequest:
+        """The request of one LMP call; the task's ``first_request`` is this for the
+        program's ``tabletop_ui`` call."""
+        prompt = self.lmp_prompt(lmp, query, context)
+        return self.request(lmp, prompt, LMPS[lmp].stops, (lmp, query, context))
+
     async def _lmp(self, lmp: str, query: str, context: str) -> Code:
         spec = LMPS[lmp]
-        prompt = self.lmp_prompt(lmp, query, context)
-        code = await self._ask(lmp, prompt, spec.stops, (lmp, query, context))
+        code = await self._ask(self.lmp_request(lmp, query, context))
         self.trace.append(LmpCall(lmp, query, context))
         if lmp == TOP_LMP and not self.top_code:
             self.top_code = code
@@ -92,14 +97,12 @@ class LmpSession:
     async def _fgen(self, function: str, signature: str) -> Code:
         spec = LMPS[FGEN]
         prompt = f"{self.prompts.get(FGEN, '')}\n{spec.prefix}{signature}{spec.suffix}"
-        code = await self._ask(f"fgen:{function}", prompt, spec.stops, (FGEN, signature, ""))
+        request = self.request(f"fgen:{function}", prompt, spec.stops, (FGEN, signature, ""))
+        code = await self._ask(request)
         self.trace.append(LmpCall(f"fgen:{function}", signature))
         return Code(code)
 
-    async def _ask(
-        self, step: str, prompt: str, stops: tuple[str, ...], ideal_key: tuple[str, str, str]
-    ) -> str:
-        request = self.request(step, prompt, stops, ideal_key)
+    async def _ask(self, request: GenerationRequest) -> str:
         generation = await self.generate(request)
         text = generation.text
         return extract_program(text) if request.messages is not None else text.strip()

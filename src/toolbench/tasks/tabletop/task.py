@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from toolbench.errors import UserError
-from toolbench.prompts.builder import PromptConfig
+from toolbench.prompts.builder import PromptConfig, Prompter
 from toolbench.runner.solve import Generate, SampleState
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.tasks.base import LiveOptions, Resources, TaskData, TaskDefaults
@@ -78,23 +78,15 @@ class TabletopTask(OfflineFolderTask):
             data.gold[sample.id] = [initial]
 
     async def solve(self, state: SampleState, generate: Generate, resources: Resources) -> Outcome:
-        from toolbench.tasks.tabletop import checks, experts, prompts
+        from toolbench.tasks.tabletop import checks
 
         sample = state.sample
         configs = sample.fields["configs"]
-        session = LmpSession(
-            sample,
-            state.epoch,
-            generate,
-            resources.prompter.config,
-            dict(prompts.BASE_PROMPTS),
-            ideal=functools.partial(_ideal, experts.ideal_program, configs),
-        )
+        session = _session(sample, state.epoch, generate, resources.prompter.config)
         factory = functools.partial(
             runtime.tabletop_world, configs, fix_corner_name=self.fix_corner_name
         )
-        objects = [*configs["block_list"], *configs["bowl_list"]]
-        program = runtime.program_for(sample.query, objects)
+        program = runtime.program_for(sample.query, _objects(configs))
         try:
             result = await resources.sandbox.arun(factory, program, session)
         finally:
@@ -126,19 +118,31 @@ class TabletopTask(OfflineFolderTask):
             details=details,
         )
 
-    def first_request(self, sample: Sample, config: PromptConfig) -> GenerationRequest:
-        """The sample's first model call (``tabletop_ui``), as sent: ``toolbench prompt``."""
-        from toolbench.tasks.tabletop import prompts
-
-        session = LmpSession(sample, 0, _no_model, config, dict(prompts.BASE_PROMPTS))
-        configs = sample.fields["configs"]
-        context = "objects = " + repr([*configs["block_list"], *configs["bowl_list"]])
-        prompt = session.lmp_prompt(runtime.TOP_LMP, sample.query, context)
-        stops = runtime.LMPS[runtime.TOP_LMP].stops
-        return session.request(runtime.TOP_LMP, prompt, stops, (runtime.TOP_LMP, "", ""))
+    def first_request(
+        self, data: TaskData, sample: Sample, epoch: int, prompter: Prompter
+    ) -> GenerationRequest:
+        """The program's ``tabletop_ui`` call, the sample's first model call: the session and
+        the call's arguments are built as ``solve`` builds them."""
+        session = _session(sample, epoch, _no_model, prompter.config)
+        query, context = runtime.top_call(sample.query, _objects(sample.fields["configs"]))
+        return session.lmp_request(runtime.TOP_LMP, query, context)
 
     def aggregate(self, outcomes: Sequence[Outcome]) -> dict[str, float]:
         return mean_metrics(outcomes, self.metrics)
+
+
+def _session(sample: Sample, epoch: int, generate: Generate, config: PromptConfig) -> LmpSession:
+    """The harness's side of a sample's LMPs, with the oracle's programs as ``ideal``."""
+    from toolbench.tasks.tabletop import experts, prompts
+
+    configs = sample.fields["configs"]
+    ideal = functools.partial(_ideal, experts.ideal_program, configs)
+    return LmpSession(sample, epoch, generate, config, dict(prompts.BASE_PROMPTS), ideal=ideal)
+
+
+def _objects(configs: dict[str, Any]) -> list[str]:
+    """The objects line's names: blocks, then bowls."""
+    return [*configs["block_list"], *configs["bowl_list"]]
 
 
 async def _no_model(request: GenerationRequest) -> Any:

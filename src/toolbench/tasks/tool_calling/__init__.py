@@ -3,7 +3,7 @@ task's API class and docs, tool calls converted to program lines we build oursel
 solve loop that runs them in the sample's sandboxed world."""
 
 from toolbench.tasks.tool_calling.convert import BadCall, call_line, gold_calls
-from toolbench.tasks.tool_calling.loop import solve_with_tools
+from toolbench.tasks.tool_calling.loop import first_tools_request, solve_with_tools
 from toolbench.tasks.tool_calling.schema import Kind, Param, ToolSet, ToolSpec, derive_toolset
 
 __all__ = [
@@ -14,6 +14,7 @@ __all__ = [
     "ToolSpec",
     "call_line",
     "derive_toolset",
+    "first_tools_request",
     "gold_calls",
     "solve_with_tools",
 ]

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from toolbench.prompts.builder import Prompter
 from toolbench.runner.solve import Generate, SampleState
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.sandbox.world import WorldFactory
@@ -171,27 +172,37 @@ async def _run_reply(
     return messages
 
 
+def first_tools_request(
+    toolset: ToolSet, sample: Sample, epoch: int, prompter: Prompter
+) -> GenerationRequest:
+    """Turn 1's request (the task's ``first_request`` in tools mode): the chat prompt with the
+    tools. The oracle makes all the gold's calls at once here, then answers without a call."""
+    base = prompter.request(sample, epoch)
+    gold = oracle_calls(toolset, sample)
+    return dataclasses.replace(
+        base,
+        messages=tuple(base.messages or ()),
+        tools=toolset.openai(),
+        step="turn-1",
+        ideal=None if gold else "",
+        ideal_tool_calls=gold or (),
+    )
+
+
 async def solve_with_tools(
     task: ToolsTask, toolset: ToolSet, state: SampleState, generate: Generate, resources: Resources
 ) -> Outcome:
     """Ask, run the calls, answer with their results, until the model stops calling tools or
     the turn limit; then score the program that ran (see the module docstring)."""
-    base = resources.prompter.request(state.sample, state.epoch)
-    messages: list[Mapping[str, Any]] = list(base.messages or ())
-    tools = toolset.openai()
-    gold = oracle_calls(toolset, state.sample)
+    first = first_tools_request(toolset, state.sample, state.epoch, resources.prompter)
+    messages: list[Mapping[str, Any]] = list(first.messages or ())
     episode, finished = Episode(), False
     for turn in range(1, resources.max_turns + 1):
-        first = turn == 1 and bool(gold)
-        request: GenerationRequest = dataclasses.replace(
-            base,
-            messages=tuple(messages),
-            tools=tools,
-            step=f"turn-{turn}",
-            # The oracle makes all the gold's calls at once, then answers without a call.
-            ideal=None if first else "",
-            ideal_tool_calls=gold if first and gold else (),
-        )
+        request = first
+        if turn > 1:
+            request = dataclasses.replace(
+                first, messages=tuple(messages), step=f"turn-{turn}", ideal="", ideal_tool_calls=()
+            )
         generation = await generate(request)
         if not generation.tool_calls:
             finished = True

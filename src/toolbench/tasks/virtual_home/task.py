@@ -21,7 +21,7 @@ from toolbench.runner.solve import Generate, SampleState
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.tasks.base import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
 from toolbench.tasks.folder import OfflineFolderTask, load_folder
-from toolbench.tasks.single_turn import solve_single_turn
+from toolbench.tasks.single_turn import QueryPrompt, solve_single_turn
 from toolbench.tasks.virtual_home import metrics
 from toolbench.tasks.virtual_home.derive import derive_scene
 from toolbench.tasks.virtual_home.goals import check_goal_syntax, derive_goals, unmet
@@ -58,7 +58,7 @@ class Runtime:
 
 
 @dataclass
-class VirtualHomeTask(OfflineFolderTask):
+class VirtualHomeTask(QueryPrompt, OfflineFolderTask):
     name: str
     summary: str
     package_dir: Path

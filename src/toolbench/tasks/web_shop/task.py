@@ -23,6 +23,7 @@ from typing import Any
 
 from toolbench.data.layout import digest_folder, read_docs
 from toolbench.errors import UserError
+from toolbench.prompts.builder import Prompter
 from toolbench.runner.solve import Generate, SampleState
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.tasks.base import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
@@ -31,7 +32,7 @@ from toolbench.tasks.scoring import mean_metrics
 from toolbench.tasks.web_shop import catalogue
 from toolbench.tasks.web_shop.expert import ideal_action
 from toolbench.tasks.web_shop.store import Session, StepResult, Store
-from toolbench.types import Outcome, Sample, Status, TaskContext
+from toolbench.types import GenerationRequest, Outcome, Sample, Status, TaskContext
 
 MAX_STEPS = 25  # the original evaluator's max_steps
 METRICS = ("success_rate", "reward", "purchase_match_rate", "crash_rate", "mean_turns")
@@ -88,16 +89,23 @@ class WebShopTask(OfflineFolderTask):
         every goal is checked by the tests."""
         return None
 
+    def first_request(
+        self, data: TaskData, sample: Sample, epoch: int, prompter: Prompter
+    ) -> GenerationRequest:
+        """Turn 1 of the episode: the goal's start page, with nothing earlier to show."""
+        runtime: Runtime = data.runtime
+        session = runtime.store.new_session(int(sample.id), runtime.layout)
+        return turn_request(prompter, sample, epoch, 1, session, ())
+
     async def solve(self, state: SampleState, generate: Generate, resources: Resources) -> Outcome:
         runtime: Runtime = resources.data.runtime
         session = runtime.store.new_session(int(state.sample.id), runtime.layout)
         earlier: deque[tuple[str, str]] = deque(maxlen=resources.history)
         for turn in range(1, MAX_STEPS + 1):
             page_text = session.observation
-            shown = with_history(earlier, page_text) if earlier else None
-            turn_sample = dataclasses.replace(state.sample, query=page_text)
-            request = resources.prompter.request(turn_sample, state.epoch, shown=shown)
-            request = dataclasses.replace(request, step=f"turn-{turn}", ideal=ideal_action(session))
+            request = turn_request(
+                resources.prompter, state.sample, state.epoch, turn, session, earlier
+            )
             generation = await generate(request)
             action = generation.text.strip()
             state.prediction = generation.text
@@ -117,6 +125,23 @@ class WebShopTask(OfflineFolderTask):
         if turns:
             result["mean_turns"] = sum(turns) / len(turns)
         return result
+
+
+def turn_request(
+    prompter: Prompter,
+    sample: Sample,
+    epoch: int,
+    turn: int,
+    session: Session,
+    earlier: Sequence[tuple[str, str]],
+) -> GenerationRequest:
+    """One turn's request: demonstrations retrieved for the current page, the page (after the
+    earlier pages and actions, if any) as the task, and the expert's action as ``ideal``."""
+    page_text = session.observation
+    shown = with_history(earlier, page_text) if earlier else None
+    turn_sample = dataclasses.replace(sample, query=page_text)
+    request = prompter.request(turn_sample, epoch, shown=shown)
+    return dataclasses.replace(request, step=f"turn-{turn}", ideal=ideal_action(session))
 
 
 def with_history(earlier: Sequence[tuple[str, str]], page_text: str) -> str:
