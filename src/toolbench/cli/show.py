@@ -24,16 +24,21 @@ MAX_SHOWN_CHARS = 20_000
 
 
 def add_show_parser(sub: Any) -> None:
+    from toolbench.cli import argtypes
+
     show = sub.add_parser(
         "show", help="a run's samples: query, prompt, prediction, gold, state diff, steps"
     )
-    show.add_argument("run", type=Path, help="run folder")
+    show.add_argument("run", type=argtypes.PathArg("folder"), help="run folder")
     show.add_argument("--failed", action="store_true", help="only samples that did not succeed")
     show.add_argument("--task", help="only this task's samples")
     show.add_argument("--id", dest="sample_id", help="only this sample id")
-    show.add_argument("--epoch", type=int, help="only this epoch")
+    show.add_argument("--epoch", type=argtypes.non_negative_int, help="only this epoch")
     show.add_argument(
-        "--limit", type=int, default=10, help="show at most this many samples (0: all)"
+        "--limit",
+        type=argtypes.non_negative_int,
+        default=10,
+        help="show at most this many samples (0: all)",
     )
     show.add_argument("--no-prompt", action="store_true", help="leave the prompt out")
     show.add_argument(
@@ -86,6 +91,9 @@ def command_show(args: argparse.Namespace, console: Console, cache_dir: Path) ->
     if args.limit < 0:
         raise UserError(f"--limit {args.limit}: must be 0 (all) or more")
     run = load_runs([args.run], args.allow_modified)[0]
+    status = run.status
+    console.print(status.line(), style="dim" if status.finished else "bold yellow",
+                  markup=False, soft_wrap=True)  # fmt: skip
     records = _select(run, args)
     if not records:
         console.out("no sample matches", highlight=False)

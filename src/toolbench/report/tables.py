@@ -13,8 +13,10 @@ import csv
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 
 from toolbench.report.bootstrap import Estimate
@@ -106,6 +108,27 @@ def run_grid(run: LoadedRun) -> Grid:
     return grid
 
 
+def finished_run_grid(title: str, info: dict[str, Any]) -> Grid:
+    """What ``toolbench run`` prints at its end, from run.json: a row per task with its counts
+    and the task's metrics (mean ± spread over epochs where there are several)."""
+    names = tuple(dict.fromkeys(m for ms in info.get("metric_names", {}).values() for m in ms))
+    grid = Grid(title, ["task", "scored", "model err", "infra err", *names], key_columns=4)
+    for task, metrics in info["metrics"].items():
+        counts = info["counts"][task]
+        spread = info.get("metrics_spread", {}).get(task, {})
+        cells: list[Cell] = [task, *(str(counts[k]) for k in ("scored", "model_error"))]
+        cells.append(str(counts["infra_error"]))
+        for name in names:
+            if name not in metrics:
+                cells.append("-")
+            elif name in spread:
+                cells.append(f"{metrics[name]:.3f}±{spread[name]:.3f}")
+            else:
+                cells.append(f"{metrics[name]:.3f}")
+        grid.rows.append(cells)
+    return grid
+
+
 def side_by_side(runs: Sequence[LoadedRun]) -> Grid:
     """Every run in one table: a row per task x metric, a column per run (model)."""
     summaries = [summarize(run) for run in runs]
@@ -175,14 +198,53 @@ def task_grids(runs: Sequence[LoadedRun], reference: LoadedRun | None) -> list[G
 
 
 def render_rich(grid: Grid, console: Console) -> None:
+    """The grid as a table when it fits the terminal; else ``stacked`` (a few columns, a
+    section per row), so nothing is wrapped into unreadable slivers or cut."""
     table = Table(title=grid.title)
     for column in grid.columns:
         table.add_column(column, overflow="fold")
     for row in grid.rows:
         table.add_row(*[grid.text(c) for c in row])
-    console.print(table)
+    console.print(table if fits(table, console) else stacked(grid))
     for note in grid.notes:
         console.print(note, style="yellow", markup=False)
+
+
+def fits(table: Table, console: Console) -> bool:
+    """Whether ``table`` prints at its natural width (no column squeezed) in this console."""
+    unbounded = console.options.update(width=10_000, max_width=10_000)
+    return Measurement.get(console, unbounded, table).maximum <= console.width
+
+
+def stacked(grid: Grid) -> Table:
+    """A wide grid turned on its side: its value columns become rows, one section per row of
+    the grid, so the table is three or four columns wide whatever the number of metrics or
+    runs. When the first key (a task) names one row each, the other keys become rows too and
+    ``-`` cells (metrics the task does not have) are left out; else the other keys stay
+    columns (task, metric, run, value)."""
+    k = grid.key_columns
+    first = [grid.text(row[0]) for row in grid.rows]
+    one_row_each = len(set(first)) == len(first)
+    middle = [] if one_row_each else grid.columns[1:k]
+    table = Table(title=grid.title)
+    for column in [grid.columns[0], *middle, "", "value"]:
+        table.add_column(column, overflow="fold")
+    for index, (name, row) in enumerate(zip(first, grid.rows, strict=True)):
+        shown_name = "" if index and first[index - 1] == name else name
+        keys = [grid.text(c) for c in row[1:k]]
+        pairs = list(zip(grid.columns[k:], map(grid.text, row[k:]), strict=True))
+        if one_row_each:
+            pairs = [*zip(grid.columns[1:k], keys, strict=True)]
+            pairs += [
+                (c, t)
+                for c, t in zip(grid.columns[k:], map(grid.text, row[k:]), strict=True)
+                if t != "-"
+            ]
+            keys = []
+        for number, (column, text) in enumerate(pairs):
+            lead = [shown_name, *keys] if number == 0 else [""] * (1 + len(keys))
+            table.add_row(*lead, column, text, end_section=number == len(pairs) - 1)
+    return table
 
 
 def _md_cell(text: str) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import re
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,12 +43,56 @@ from toolbench.runner.store import Key, RunStore, read_run_info
 Finisher = Callable[[dict[str, Any], list[dict[str, Any]]], tuple[dict[str, Any], int]]
 
 
+# Without a terminal (CI logs, ``| tee``) a plain progress line at most this often.
+PLAIN_PROGRESS_EVERY_S = 15.0
+
+
 class RateColumn(ProgressColumn):
-    """Samples per second, the number users watch when tuning --concurrency."""
+    """Sample x epochs finished per second over the last few (solving only: loading data and
+    executing golds happen before the bar starts), the number users watch when tuning
+    --concurrency."""
 
     def render(self, task: ProgressTask) -> Text:
         speed = task.finished_speed or task.speed
-        return Text(f"{speed:7.1f}/s" if speed else "      -/s", style="progress.data.speed")
+        text = f"{speed:7.1f} samples/s" if speed else "      - samples/s"
+        return Text(text, style="progress.data.speed")
+
+
+class PlainProgress:
+    """Progress for a log file: one plain line when the work starts, then at most one per
+    ``every_s`` as samples finish, so a long run in CI is never silent until its end."""
+
+    def __init__(self, console: Console, planned: int, done_before: int, every_s: float) -> None:
+        self.console, self.planned, self.every_s = console, planned, every_s
+        self.done_before, self.done = done_before, 0
+        self.start = self.last = time.monotonic()
+        todo = planned - done_before
+        self._say(
+            f"progress: {todo} sample x epochs to do ({done_before} of {planned} done before)"
+        )
+
+    def advance(self) -> None:
+        self.done += 1
+        now = time.monotonic()
+        if now - self.last >= self.every_s:
+            self.last = now
+            self._say(self.line(now))
+
+    def line(self, now: float) -> str:
+        elapsed = now - self.start
+        rate = self.done / elapsed if elapsed > 0 else 0.0
+        total = self.done_before + self.done
+        left = self.planned - total
+        eta = f"{left / rate:.0f} s" if rate > 0 else "-"
+        percent = 100 * total / self.planned if self.planned else 100.0
+        return (
+            f"progress: {total}/{self.planned} sample x epochs ({percent:.0f}%), "
+            f"{rate:.1f} samples/s this session (solving only, loading excluded), "
+            f"{elapsed:.0f} s elapsed, about {eta} left"
+        )
+
+    def _say(self, text: str) -> None:
+        self.console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
 @dataclass
@@ -195,15 +240,24 @@ async def _run_with_progress(
     left: dict[str, int] = {}
     for item in todo:
         left[item.bar] = left.get(item.bar, 0) + 1
-    with Progress(*columns, console=console, disable=not console.is_terminal) as bar:
+    plain = None
+    if not console.is_terminal:
+        plain = PlainProgress(
+            console, len(plan.work), len(plan.work) - len(todo), PLAIN_PROGRESS_EVERY_S
+        )
+    with Progress(*columns, console=console, disable=plain is not None) as bar:
         bars = {
             name: bar.add_task(name, total=total, completed=total - left.get(name, 0))
             for name, total in totals.items()
         }
+
+        def advance(name: str) -> None:
+            bar.advance(bars[name])
+            if plain is not None:
+                plain.advance()
+
         try:
-            await run_work(
-                todo, store, plan.concurrency, stats, lambda name: bar.advance(bars[name])
-            )
+            await run_work(todo, store, plan.concurrency, stats, advance)
         finally:
             for close in plan.closers:
                 await close()
