@@ -322,6 +322,16 @@ def test_results_for_scripted_answers(ds: Path, tmp_path: Path) -> None:
     assert "complete 6 / 0; incomplete 6 / 0" in table
 
 
+def test_a_name_that_looks_like_markup_is_printed_as_typed(ds: Path) -> None:
+    """Names are typed by annotators: ``[/]`` or ``[bold]`` must not be read as rich markup
+    (``[/]`` alone used to end the results with a MarkupError)."""
+    s = session(ds, 4)
+    annotate(s, "y\ny\n", annotator="[/]")
+    annotate(s, "n\nn\n", annotator="[bold]x[/bold]")
+    table = results(s)
+    assert row(table, "[/]")[1] == "2" and row(table, "[bold]x[/bold]")[1] == "2"
+
+
 def test_cli_report_and_annotation_with_piped_stdin(
     ds: Path, cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -7,7 +7,9 @@ import io
 import re
 import socket
 from collections.abc import Callable, Iterator
+from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
@@ -19,6 +21,7 @@ from toolbench.aware.evaluate.human import HumanSession
 from toolbench.aware.evaluate.human_store import default_db_path
 from toolbench.aware.evaluate.human_web import HumanWeb
 from toolbench.aware.evaluate.prompts import EXPLICIT_SYSTEM, explicit_user_message
+from toolbench.report.tables import Grid
 
 CliResult = tuple[int, str, str]
 
@@ -160,7 +163,91 @@ def test_bad_forms_and_results_token(study: HumanSession, web: HumanWeb) -> None
     assert client.get("/results").status_code == 403
     assert client.get("/results?token=nope").status_code == 403
     page = client.get("/results?token=tok").text
-    assert "human baseline" in page and "answered 1 of 8" in page and "annotators" in page
+    assert "Human baseline" in page and "answered 1 of 8" in page and "annotators" in page
+
+
+class _Tables(HTMLParser):
+    """Every ``<table>`` of a page: caption, header cells, body rows (cell texts), and any
+    ``<pre>`` text (a terminal table dumped into the page would land there)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: list[dict[str, Any]] = []
+        self.pre: list[str] = []
+        self._part = ""
+        self._cell: list[str] | None = None
+        self._in_pre = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "table":
+            self.tables.append({"caption": "", "head": [], "body": []})
+        elif tag in ("thead", "tbody", "caption"):
+            self._part = tag
+        elif tag == "tr" and self._part == "tbody":
+            self.tables[-1]["body"].append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+        self._in_pre = self._in_pre or tag == "pre"
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None:
+            text, self._cell = "".join(self._cell), None
+            table = self.tables[-1]
+            (table["head"] if self._part == "thead" else table["body"][-1]).append(text)
+        elif tag == "caption":
+            self._part = ""
+        elif tag == "pre":
+            self._in_pre = False
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+        elif self._part == "caption":
+            self.tables[-1]["caption"] += data
+        elif self._in_pre:
+            self.pre.append(data)
+
+
+def test_results_page_is_an_html_table_over_http(study: HumanSession) -> None:
+    """A real server on loopback: the results are <table>s with a header and a body whose
+    cells are the terminal's numbers, and an annotator's markup is shown as text."""
+    import httpx
+
+    from tests.aware.review.web_data import NAME
+    from tests.aware.review.webserver import serving
+
+    web = HumanWeb(study, results_token="tok")
+    try:
+        with (
+            serving(web.app) as url,
+            httpx.Client(base_url=url, follow_redirects=True, timeout=30) as client,
+        ):
+            for name, choice in ((NAME, "yes"), ("bob", "no"), ("bob", "yes")):
+                client.cookies.clear()
+                token = login(client, name)
+                answer(client, token, position(client.get("/answer").text), choice)
+            response = client.get("/results?token=tok")
+    finally:
+        web.close()
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/html")
+    assert "<script>window.__xss" not in response.text  # the name is escaped
+    parsed = _Tables()
+    parsed.feed(response.text)
+    assert parsed.pre == [] and "─" not in response.text and "│" not in response.text
+    grids = [b for b in study.results() if isinstance(b, Grid)]
+    assert [t["caption"] for t in parsed.tables] == [g.title for g in grids]
+    for table, grid in zip(parsed.tables, grids, strict=True):
+        assert table["head"] == grid.columns
+        assert table["body"] == [[grid.text(c) for c in row] for row in grid.rows]
+    overall = parsed.tables[0]["body"][-1]
+    assert overall[:2] == ["overall", "3"] and re.fullmatch(
+        r"[\d.]+ \[[\d.]+, [\d.]+\]", overall[2]
+    )
+    people = {row[0]: row[1:] for row in parsed.tables[1]["body"]}
+    assert people[NAME][0] == "1" and people["bob"][0] == "2" and people["all"][0] == "3"
+    text = html.unescape(response.text)
+    assert "answered 3 of 8" in text and "confusion (label: yes / no)" in text
 
 
 # ---- the command line ----

@@ -28,7 +28,14 @@ from typing import TextIO
 from rich.console import Console
 from rich.text import Text
 
-from toolbench.aware.evaluate.human_results import PAPER_NOTE, annotator_table, results_table
+from toolbench.aware.evaluate.human_results import (
+    PAPER_NOTE,
+    Block,
+    Line,
+    annotator_table,
+    render_blocks,
+    results_table,
+)
 from toolbench.aware.evaluate.human_sample import draw_sample, sample_digest
 from toolbench.aware.evaluate.human_store import AnswerStore, default_db_path
 from toolbench.aware.evaluate.items import evaluated
@@ -149,55 +156,60 @@ class HumanSession:
     # ---- results ----
 
     def render_results(self, console: Console) -> None:
+        """Table 5 in the terminal (``--report``): the blocks of ``results`` as rich tables."""
+        console.rule(Text("human baseline"))
+        render_blocks(self.results(), console)
+
+    def results(self) -> list[Block]:
         """Table 5: accuracy and F1 (and the other metrics) per manipulation group, with 95%
-        bootstrap intervals, plus coverage and per-annotator counts and times."""
-        self._notes(console)
+        bootstrap intervals, plus coverage and per-annotator counts and times, as data that
+        the terminal and the study server's ``/results`` page each lay out."""
         total = len(self.sample.instances)
         balance = ", balanced" if self.balanced else ""
-        console.rule(Text("human baseline"))
-        console.print(
-            f"{self.dataset}: sample of {total} (--n {self.n}, --seed {self.seed}{balance}); "
-            f"answers in {self.db}",
-            markup=False,
-            highlight=False,
+        blocks: list[Block] = [Line(note, "warn") for note in self.sample.notes]
+        blocks.append(
+            Line(
+                f"{self.dataset}: sample of {total} (--n {self.n}, --seed {self.seed}{balance}); "
+                f"answers in {self.db}"
+            )
         )
         if not self.db.is_file():
-            console.print(f"answered 0 of {total}: no answers yet", highlight=False)
-            return
+            return [*blocks, Line(f"answered 0 of {total}: no answers yet")]
         with self._store() as store:
             answers = store.answers()
             given = store.given()
             events = store.events()
         done = [iid for iid in self.sample.ids if iid in answers]
-        labels = {iid: self.by_id[iid].label for iid in done}
-        console.print(
-            f"answered {len(done)} of {total} "
-            f"({sum(1 for v in labels.values() if v == 'complete')} complete, "
-            f"{sum(1 for v in labels.values() if v == 'incomplete')} incomplete)",
-            highlight=False,
+        labels = [self.by_id[iid].label for iid in done]
+        blocks.append(
+            Line(
+                f"answered {len(done)} of {total} ({labels.count('complete')} complete, "
+                f"{labels.count('incomplete')} incomplete)"
+            )
         )
         if not done:
-            return
-        console.print(results_table(self.instances, [answers[i] for i in done], self.by_id))
-        console.print(annotator_table(given, events))
-        console.print(Text(PAPER_NOTE, "dim"))
-        judged = [Judged(i, self.by_id[i].label, answers[i].answer) for i in done]
-        c = confusion(judged)
-        console.print(
-            f"confusion (label: yes / no): complete {c['complete']['yes']} / "
-            f"{c['complete']['no']}; incomplete {c['incomplete']['yes']} / "
-            f"{c['incomplete']['no']}",
-            highlight=False,
-        )
+            return blocks
+        c = confusion([Judged(i, self.by_id[i].label, answers[i].answer) for i in done])
+        blocks += [
+            results_table(self.instances, [answers[i] for i in done], self.by_id),
+            annotator_table(given, events),
+            Line(PAPER_NOTE, "dim"),
+            Line(
+                f"confusion (label: yes / no): complete {c['complete']['yes']} / "
+                f"{c['complete']['no']}; incomplete {c['incomplete']['yes']} / "
+                f"{c['incomplete']['no']}"
+            ),
+        ]
         extra = len(given) - len(answers)
         if extra:
-            console.print(
-                Text(
+            blocks.append(
+                Line(
                     f"{extra} later answer(s) to instances someone had already answered (a "
                     "lease ran out while they were on screen); only the first answer counts",
-                    "yellow",
+                    "warn",
                 )
             )
+        return blocks
 
 
 class _Loop:

@@ -1,10 +1,14 @@
-"""The results of the human baseline (paper Table 5), as rich tables.
+"""The results of the human baseline (paper Table 5), as ``Grid`` tables and lines of text.
 
 Accuracy, F1 (incomplete is the positive class) and the other awareness metrics per
 manipulation group and overall, with 95% bootstrap intervals, computed exactly as for models
 (``metrics.binary_metrics``), over the answered instances; a complete instance counts in the
 group of each of its twins' manipulations. Plus per-annotator counts and times. Kept apart from
 the session (``human``) so the scoring can be read and tested without the interactive parts.
+
+The results are plain data (``Line`` and ``Grid`` blocks) so the terminal (``--report``) and the
+study server's ``/results`` page show the same numbers, each in its own medium: rich tables
+there, HTML tables here.
 """
 
 from __future__ import annotations
@@ -12,14 +16,17 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from toolbench.aware.evaluate.human_store import Event, Given
 from toolbench.aware.evaluate.items import report_groups
 from toolbench.aware.evaluate.metrics import METRICS, Judged, binary_metrics
 from toolbench.aware.schema import Instance
-from toolbench.report.bootstrap import Estimate
+from toolbench.report.tables import Cell, Grid
 
 ALL = "overall"
 PAPER_NOTE = (
@@ -55,27 +62,52 @@ def grouped(
     return out
 
 
-def _fmt(e: Estimate) -> str:
-    return "-" if e.n == 0 or e.mean != e.mean else e.fmt()
+@dataclass(frozen=True)
+class Line:
+    """A sentence of the results; ``style`` is "" (plain), "warn" or "dim"."""
+
+    text: str
+    style: str = ""
+
+
+Block = Line | Grid
+_RICH_STYLE = {"": "", "warn": "yellow", "dim": "dim"}
+
+
+def render_blocks(blocks: Sequence[Block], console: Console) -> None:
+    """The results in a terminal: lines as text, grids as rich tables. Every cell is ``Text``,
+    so an annotator's name such as ``[/]`` is shown as typed, never read as rich markup."""
+    for block in blocks:
+        if isinstance(block, Line):
+            console.print(Text(block.text, _RICH_STYLE[block.style]), highlight=False)
+            continue
+        table = Table(title=Text(block.title))
+        for k, column in enumerate(block.columns):
+            table.add_column(Text(column), justify="left" if k < block.key_columns else "right")
+        for row in block.rows:
+            table.add_row(*[Text(block.text(cell)) for cell in row])
+        console.print(table)
 
 
 def results_table(
     instances: Sequence[Instance], answers: Sequence[Given], by_id: dict[str, Instance]
-) -> Table:
-    table = Table(title="human answers  (positive class: incomplete)")
-    for column in ("group", "n", *[f"{m} [95% CI]" for m in METRICS]):
-        table.add_column(column)
+) -> Grid:
+    grid = Grid(
+        title="human answers (positive class: incomplete)",
+        columns=["group", "n", *[f"{m} [95% CI]" for m in METRICS]],
+    )
     for group, items in grouped(instances, answers, by_id).items():
         est = binary_metrics(items)
         name = ALL if group == ALL else group_title(group)
-        table.add_row(name, str(len(items)), *[_fmt(est[m]) for m in METRICS])
-    return table
+        cells: list[Cell] = [est[m] for m in METRICS]
+        grid.rows.append([name, str(len(items)), *cells])
+    return grid
 
 
-def annotator_table(given: Sequence[Given], events: Sequence[Event]) -> Table:
-    table = Table(title="annotators")
-    for column in ("annotator", "answers", "skips", "undos", "mean s/answer"):
-        table.add_column(column, justify="left" if column == "annotator" else "right")
+def annotator_table(given: Sequence[Given], events: Sequence[Event]) -> Grid:
+    grid = Grid(
+        title="annotators", columns=["annotator", "answers", "skips", "undos", "mean s/answer"]
+    )
     seconds: dict[str, list[float]] = defaultdict(list)
     for g in given:
         seconds[g.annotator].append(g.seconds)
@@ -86,16 +118,18 @@ def annotator_table(given: Sequence[Given], events: Sequence[Event]) -> Table:
     for who in sorted(set(seconds) | set(counts)):
         times = seconds.get(who, [])
         mean = f"{statistics.fmean(times):.1f}" if times else "-"
-        table.add_row(
-            who, str(len(times)), str(counts[who]["skip"]), str(counts[who]["undo"]), mean
+        grid.rows.append(
+            [who, str(len(times)), str(counts[who]["skip"]), str(counts[who]["undo"]), mean]
         )
     everyone = [s for times in seconds.values() for s in times]
     if len(seconds) > 1:
-        table.add_row(
-            "all",
-            str(len(everyone)),
-            str(sum(c["skip"] for c in counts.values())),
-            str(sum(c["undo"] for c in counts.values())),
-            f"{statistics.fmean(everyone):.1f}",
+        grid.rows.append(
+            [
+                "all",
+                str(len(everyone)),
+                str(sum(c["skip"] for c in counts.values())),
+                str(sum(c["undo"] for c in counts.values())),
+                f"{statistics.fmean(everyone):.1f}",
+            ]
         )
-    return table
+    return grid

@@ -16,7 +16,6 @@ screen are measured by the server from the first time it showed the instance to 
 
 from __future__ import annotations
 
-import io
 import secrets
 import threading
 import time
@@ -31,6 +30,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from toolbench.aware.evaluate.human import HumanSession
+from toolbench.aware.evaluate.human_results import Line
 from toolbench.aware.evaluate.human_store import AnswerStore
 from toolbench.aware.evaluate.prompts import EXPLICIT_SYSTEM, explicit_user_message
 from toolbench.aware.review.signin import SignIn
@@ -179,10 +179,18 @@ class HumanWeb(SignIn):
     # ---- for the person running the study ----
 
     def results(self, request: Request) -> Response:
+        """The terminal's ``--report`` as an HTML page: the same blocks, its grids as tables
+        (every cell autoescaped: annotator names are typed by anyone with the address)."""
         self.require_results_token(request)
-        out = io.StringIO()
-        self.session.render_results(Console(file=out, width=140, color_system=None))
-        return page("human_results.html", title="study results", text=out.getvalue())
+        blocks: list[dict[str, Any]] = []
+        for block in self.session.results():
+            if isinstance(block, Line):
+                blocks.append({"line": block.text, "style": block.style})
+                continue
+            keys = block.key_columns
+            rows = [[(block.text(c), k < keys) for k, c in enumerate(row)] for row in block.rows]
+            blocks.append({"title": block.title, "columns": block.columns, "rows": rows})
+        return page("human_results.html", title="study results", blocks=blocks)
 
 
 def serve_human(
