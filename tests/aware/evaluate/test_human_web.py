@@ -11,6 +11,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from rich.console import Console
 from starlette.testclient import TestClient
@@ -53,7 +54,7 @@ def position(page: str) -> int:
     return int(found.group(1))
 
 
-def answer(client: TestClient, token: str, pos: int, choice: str) -> str:
+def answer(client: TestClient | httpx.Client, token: str, pos: int, choice: str) -> str:
     response = client.post("/answer", data={"csrf": token, "position": pos, "choice": choice})
     assert response.status_code == 200, response.text
     return response.text
@@ -211,8 +212,6 @@ class _Tables(HTMLParser):
 def test_results_page_is_an_html_table_over_http(study: HumanSession) -> None:
     """A real server on loopback: the results are <table>s with a header and a body whose
     cells are the terminal's numbers, and an annotator's markup is shown as text."""
-    import httpx
-
     from tests.aware.review.web_data import NAME
     from tests.aware.review.webserver import serving
 
