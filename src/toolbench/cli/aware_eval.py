@@ -23,11 +23,6 @@ def command_aware_eval(args: argparse.Namespace, console: Console, default_cache
     return _human(args, console)
 
 
-def _positive(flag: str, value: int | None) -> None:
-    if value is not None and value < 1:
-        raise UserError(f"{flag} {value}: must be 1 or more")
-
-
 def _run(args: argparse.Namespace, console: Console, default_cache: Path) -> int:
     from toolbench.aware.evaluate.items import parse_modes, parse_shots
     from toolbench.aware.evaluate.run import AwareConfig, execute_aware
@@ -35,18 +30,6 @@ def _run(args: argparse.Namespace, console: Console, default_cache: Path) -> int
     from toolbench.cli.run import model_options
     from toolbench.report.summary import LoadedRun
 
-    _positive("--concurrency", args.concurrency)
-    _positive("--limit", args.limit)
-    _positive("--max-tokens", args.max_tokens)
-    if not 0.0 <= args.temperature <= 2.0:
-        raise UserError(f"--temperature {args.temperature}: must be between 0 and 2")
-    for flag, path in (
-        ("dataset", args.dataset),
-        ("--demos", args.demos),
-        ("--judge-labels", args.judge_labels),
-    ):
-        if path is not None and not path.is_file():
-            raise UserError(f"{flag} {path}: no such file")
     cache_dir = args.cache_dir or default_cache
     config = AwareConfig(
         dataset=args.dataset,
@@ -127,9 +110,6 @@ def _prompt(args: argparse.Namespace, console: Console) -> int:
 def _human(args: argparse.Namespace, console: Console) -> int:
     from toolbench.aware.evaluate.human import HumanSession
 
-    _positive("--n", args.n)
-    if not args.dataset.is_file():
-        raise UserError(f"dataset {args.dataset}: no such file")
     session = HumanSession(
         dataset=args.dataset,
         db=args.db,

@@ -23,7 +23,7 @@ def command_list(args: argparse.Namespace, console: Console) -> int:
     else:
         from toolbench.models.spec import MODELS
 
-        for column in ("model spec", "what it is", "needs", "runs"):
+        for column in ("model spec", "what it is", "needs", "used by"):
             table.add_column(column)
         for model in MODELS:
             # escape: "toolbench[dense]" and "random[:SEED]" are not rich markup

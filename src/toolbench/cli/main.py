@@ -9,21 +9,35 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
 from rich.console import Console
 
 from toolbench import __version__
+from toolbench.cli import argtypes
 from toolbench.errors import UserError
 from toolbench.tasks.service import SIMULATED_API_KEY
 
 EXIT_USAGE = 2
 
 
-class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """--help shows every default (a flag's help says what it is; the default follows)."""
+class _HelpFormatter(argparse.HelpFormatter):
+    """--help shows each flag's default once: appended as "(default: X)" unless the help text
+    already says it (it mentions "default") or there is nothing worth showing (None, a
+    switch's False, an empty list)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        help_text = action.help or ""
+        if "default" in help_text.lower() or not action.option_strings:
+            return help_text
+        default = action.default
+        if default is None or default == argparse.SUPPRESS or action.nargs == 0:
+            return help_text
+        if isinstance(default, (list, tuple)) and not default:
+            return help_text
+        return f"{help_text} (default: %(default)s)"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -38,45 +52,43 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def _int_at_least(minimum: int) -> Callable[[str], int]:
-    """An argparse type for whole numbers >= minimum, with a one-line message otherwise."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{text!r} must be at least {minimum}")
-        return value
-
-    return parse
-
-
-_positive_int = _int_at_least(1)
-_non_negative_int = _int_at_least(0)
-
-
-def _temperature(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0.0 <= value <= 2.0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be between 0 and 2")
-    return value
-
-
-def _default_cache_dir() -> Path:
+def _cache_dir(args: argparse.Namespace, *, check: bool = True) -> Path:
+    """The cache folder (--cache-dir, else $TOOLBENCH_CACHE_DIR, else ~/.cache/toolbench),
+    created and proved writable before any work, so an unusable one is one line naming where
+    it came from instead of a traceback from deep inside the cache (``check=False``: the
+    command may not write it)."""
     from toolbench.api import default_cache_dir
 
-    return default_cache_dir()
+    flag = getattr(args, "cache_dir", None)
+    if flag is not None:
+        path, source = flag, "--cache-dir"
+    else:
+        path = default_cache_dir()
+        source = "$TOOLBENCH_CACHE_DIR" if os.environ.get("TOOLBENCH_CACHE_DIR") else "cache"
+    if not check:
+        return path
+    fix = "give a folder you can write"
+    if flag is None:
+        fix += " in --cache-dir or $TOOLBENCH_CACHE_DIR"
+    return argtypes.writable_folder(path, source, fix)
+
+
+def _check_environment(args: argparse.Namespace) -> None:
+    """Settings read from the environment are checked up front like flags: a typo is refused
+    before any work, not found (as a traceback) at the end of a run."""
+    from toolbench.sandbox import isolation
+
+    if isolation.requested() == "full" and args.command == "run":
+        isolation.detect()  # probes once (cached for the run); missing layer: one line
 
 
 def _add_prompt_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--version", dest="data_version", default="v0", help="data version (v0)")
+    p.add_argument("--version", dest="data_version", default="v0", help="data version")
     p.add_argument(
-        "--data-dir", type=Path, help="a folder in the ToolBench layout <root>/<task>/<version>/"
+        "--data-dir",
+        type=argtypes.PathArg("folder"),
+        help="a folder in the ToolBench layout <root>/<task>/<version>/ (default: the task's "
+        "own data)",
     )
     p.add_argument(
         "--mode",
@@ -89,14 +101,17 @@ def _add_prompt_flags(p: argparse.ArgumentParser) -> None:
         "--retriever", choices=["bm25", "dense"], default="bm25", help="how docs are picked"
     )
     p.add_argument(
-        "--top-k-api", type=_non_negative_int, help="API docs in the prompt (task default)"
+        "--top-k-api", type=argtypes.non_negative_int, help="API docs in the prompt (task default)"
     )
-    p.add_argument("--top-k-example", type=_non_negative_int, help="demonstrations (task default)")
-    p.add_argument("--max-tokens", type=_positive_int, help="generation limit (task default)")
+    p.add_argument(
+        "--top-k-example", type=argtypes.non_negative_int, help="demonstrations (task default)"
+    )
+    p.add_argument(
+        "--max-tokens", type=argtypes.positive_int, help="generation limit (task default)"
+    )
     p.add_argument(
         "--cache-dir",
-        type=Path,
-        default=None,
+        type=argtypes.PathArg("new_folder"),
         help="response cache, execution memo and embeddings "
         "(default: $TOOLBENCH_CACHE_DIR, else ~/.cache/toolbench)",
     )
@@ -108,36 +123,59 @@ def _add_run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     run.add_argument(
         "--model", required=True, help="baseline | oracle | replay:FILE | openai:MODEL | hf:PATH"
     )
-    run.add_argument("--base-url", help="OpenAI-compatible server, e.g. http://localhost:8000/v1")
+    run.add_argument(
+        "--base-url",
+        type=argtypes.url,
+        help="OpenAI-compatible server, e.g. http://localhost:8000/v1",
+    )
     run.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY)")
     _add_prompt_flags(run)
-    run.add_argument("--temperature", type=_temperature, default=0.0, help="sampling temperature")
-    run.add_argument("--seed", type=int, default=0, help="request seed (epoch e sends seed + e)")
-    run.add_argument("--concurrency", type=_positive_int, default=8, help="samples solved at once")
-    run.add_argument("--epochs", type=_positive_int, default=1, help="repetitions of each sample")
-    run.add_argument("--limit", type=_positive_int, help="only the first N samples of each task")
-    run.add_argument("--out", type=Path, help="run folder (default runs/<tasks>-<model>-<time>)")
-    run.add_argument("--runs-dir", type=Path, default=Path("runs"), help=argparse.SUPPRESS)
+    run.add_argument(
+        "--temperature", type=argtypes.temperature, default=0.0, help="sampling temperature"
+    )
+    run.add_argument(
+        "--seed", type=argtypes.seed, default=0, help="request seed (epoch e sends seed + e)"
+    )
+    run.add_argument(
+        "--concurrency", type=argtypes.positive_int, default=8, help="samples solved at once"
+    )
+    run.add_argument(
+        "--epochs", type=argtypes.positive_int, default=1, help="repetitions of each sample"
+    )
+    run.add_argument(
+        "--limit", type=argtypes.positive_int, help="only the first N samples of each task"
+    )
+    run.add_argument(
+        "--out",
+        type=argtypes.PathArg("new_folder"),
+        help="run folder (default: runs/<tasks>-<model>-<time>)",
+    )
+    run.add_argument(
+        "--runs-dir", type=argtypes.PathArg("new_folder"), default=Path("runs"),
+        help=argparse.SUPPRESS,
+    )  # fmt: skip
     run.add_argument(
         "--no-cache", action="store_true", help="do not read or write the response cache"
     )
-    run.add_argument("--timeout", type=float, default=60.0, help="seconds per model request")
+    run.add_argument(
+        "--timeout", type=argtypes.seconds, default=60.0, help="seconds per model request"
+    )
     run.add_argument(
         "--max-retries",
-        type=_non_negative_int,
+        type=argtypes.non_negative_int,
         default=6,
         help="retries of a request that failed with 429/5xx/timeout, with backoff",
     )
     run.add_argument(
         "--max-turns",
-        type=_positive_int,
+        type=argtypes.positive_int,
         default=10,
         help="model calls a multi-turn solve loop (tool calling, episodes) may make per sample "
         "(web_shop episodes keep the original's 25 steps)",
     )
     run.add_argument(
         "--history",
-        type=_non_negative_int,
+        type=argtypes.non_negative_int,
         default=0,
         metavar="K",
         help="episodes (web_shop): also show the last K actions and pages in each turn's prompt "
@@ -155,10 +193,19 @@ def _add_run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         help="replay: run even if the file lacks samples (scored as crashes), names unknown "
         "ids or repeats keys",
     )
-    run.add_argument("--sandbox-workers", type=_positive_int, help="processes running programs")
-    run.add_argument("--sandbox-timeout", type=float, default=2.0, help="seconds per program")
     run.add_argument(
-        "--hf-batch-size", type=_positive_int, default=8, help="hf: prompts per generate call"
+        "--sandbox-workers",
+        type=argtypes.positive_int,
+        help="processes running programs (default: one per CPU, within the memory limit)",
+    )
+    run.add_argument(
+        "--sandbox-timeout", type=argtypes.seconds, default=2.0, help="seconds per program"
+    )
+    run.add_argument(
+        "--hf-batch-size",
+        type=argtypes.positive_int,
+        default=8,
+        help="hf: prompts per generate call",
     )
     run.add_argument(
         "--live",
@@ -167,16 +214,10 @@ def _add_run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="toolbench", description="Evaluate LLM tool use on simulated tools.")
-    parser.add_argument("--version", action="version", version=f"toolbench {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-
-    _add_run_parser(sub)
-
+def _add_serve_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     serve = sub.add_parser("serve", help="serve a simulated API over HTTP on localhost")
     serve.add_argument("task", help="open_weather, the_cat_api or web_shop")
-    serve.add_argument("--port", type=_int_at_least(0), default=8000, help="TCP port")
+    serve.add_argument("--port", type=argtypes.port, default=8000, help="TCP port (0: any free)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
     serve.add_argument(
         "--api-key",
@@ -187,11 +228,41 @@ def build_parser() -> argparse.ArgumentParser:
         "--version",
         dest="data_version",
         choices=["v0", "v1"],
-        help="web_shop: the page layout of the observations (None: v0)",
+        help="web_shop: the page layout of the observations (default: v0)",
     )
 
+
+def _add_data_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
+    data = sub.add_parser("data", help="generate our datasets")
+    data_sub = data.add_subparsers(dest="data_command", required=True, parser_class=_Parser)
+    gen = data_sub.add_parser("generate", help="regenerate a task's data from its seeded generator")
+    gen.add_argument("task", help="a task with a data generator (see toolbench list tasks)")
+    gen.add_argument(
+        "--split",
+        choices=["test", "train"],
+        default="test",
+        help="test: the ToolBench layout (samples, API docs, demonstrations); train: "
+        "prompt/completion pairs for fine-tuning",
+    )
+    gen.add_argument(
+        "--n", type=argtypes.positive_int, help="number of samples (task default for test)"
+    )
+    gen.add_argument("--seed", type=argtypes.seed, default=0, help="generator seed")
+    gen.add_argument(
+        "--out", type=argtypes.PathArg("new_folder"), required=True, help="folder to write"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="toolbench", description="Evaluate LLM tool use on simulated tools.")
+    parser.add_argument("--version", action="version", version=f"toolbench {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    _add_run_parser(sub)
+    _add_serve_parser(sub)
+
     prompt = sub.add_parser("prompt", help="show the exact prompt of a sample")
-    prompt.add_argument("task")
+    prompt.add_argument("task", help="task name (see toolbench list tasks)")
     prompt.add_argument("--sample", required=True, help="sample id (line number for original data)")
     _add_prompt_flags(prompt)
 
@@ -200,42 +271,59 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_report_parser(sub)
     add_show_parser(sub)
+    _add_data_parser(sub)
 
-    data = sub.add_parser("data", help="generate our datasets")
-    data_sub = data.add_subparsers(dest="data_command", required=True, parser_class=_Parser)
-    gen = data_sub.add_parser("generate", help="regenerate a task's data from its seeded generator")
-    gen.add_argument("task")
-    gen.add_argument("--split", choices=["test", "train"], default="test")
-    gen.add_argument("--n", type=_positive_int, help="number of samples (task default for test)")
-    gen.add_argument("--seed", type=int, default=0, help="generator seed")
-    gen.add_argument("--out", type=Path, required=True, help="folder to write")
-
-    from toolbench.cli.aware import add_aware_parser
+    from toolbench.cli.aware_parser import add_aware_parser
 
     add_aware_parser(sub, _Parser)
 
     from toolbench.cli.web_shop import add_web_shop_parser
 
-    add_web_shop_parser(sub, _Parser, _int_at_least)
+    add_web_shop_parser(sub, _Parser)
 
     lister = sub.add_parser("list", help="list tasks or models")
     lister.add_argument("what", choices=["tasks", "models"], help="what to list")
+    for each in all_parsers(parser):
+        _values_are_never_empty(each)
     return parser
 
 
+def all_parsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    """``parser`` and every subcommand's parser below it, each once."""
+    yield parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                yield from all_parsers(child)
+
+
+def _values_are_never_empty(parser: argparse.ArgumentParser) -> None:
+    """A flag that takes free text gets ``argtypes.text``: an empty value ('--model ""', an
+    unset shell variable) is refused by name rather than read as a name, path or spec."""
+    for action in parser._actions:
+        if action.nargs == 0 or action.type is not None or action.choices is not None:
+            continue
+        if isinstance(action, (argparse._HelpAction, argparse._VersionAction)):
+            continue
+        action.type = argtypes.text
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    from toolbench.runner.invocation import set_arguments
+
+    set_arguments(sys.argv[1:] if argv is None else argv)  # what run.json records
     args = build_parser().parse_args(argv)
-    # Piped output (CI logs, files) gets a wide table instead of rich's 80-column default.
-    console = Console() if sys.stdout.isatty() else Console(width=160)
+    console = _console()
     try:
+        _check_environment(args)
         if args.command == "run":
             from toolbench.cli.run import command_run
 
-            return command_run(args, console, _default_cache_dir())
+            return command_run(args, console, _cache_dir(args))
         if args.command == "prompt":
             from toolbench.cli.run import command_prompt
 
-            return command_prompt(args, console, _default_cache_dir())
+            return command_prompt(args, console, _cache_dir(args))
         if args.command == "report":
             from toolbench.cli.report import command_report
 
@@ -243,7 +331,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "show":
             from toolbench.cli.show import command_show
 
-            return command_show(args, console, _default_cache_dir())
+            return command_show(args, console, _cache_dir(args))
         if args.command == "data":
             from toolbench.cli.data import command_generate
 
@@ -255,11 +343,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "aware":
             from toolbench.cli.aware import command_aware
 
-            return command_aware(args, console, _default_cache_dir())
+            writes_cache = args.aware_command in ("build", "run")
+            return command_aware(args, console, _cache_dir(args, check=writes_cache))
         if args.command == "web_shop":
             from toolbench.cli.web_shop import command_web_shop
 
-            return command_web_shop(args, console, _default_cache_dir())
+            return command_web_shop(args, console, _cache_dir(args))
         if args.command == "serve":
             from toolbench.cli.serve import command_serve
 
@@ -273,6 +362,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return _reader_went_away()
     return EXIT_USAGE
+
+
+def _console() -> Console:
+    """The terminal's width; piped output (CI logs, files) gets $COLUMNS when it is a sane
+    number, else 160 columns instead of rich's 80-column default."""
+    if sys.stdout.isatty():
+        return Console()
+    columns = os.environ.get("COLUMNS", "")
+    width = int(columns) if columns.isdigit() and 40 <= int(columns) <= 1000 else 160
+    return Console(width=width)
 
 
 def _reader_went_away() -> int:

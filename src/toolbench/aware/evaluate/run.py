@@ -139,10 +139,47 @@ def _check_both_labels(
         raise UserError(f"{dataset}: nothing to score awareness on: {why}")
 
 
+#: A label whose instances are pending review at least this often makes the scores rest on a
+#: reviewer's first picks (pending left out) or on unreviewed twins (pending included).
+PENDING_WARN_SHARE = 0.2
+
+
+def pending_warnings(
+    dataset: Path, everything: Sequence[Instance], include_pending: bool
+) -> list[str]:
+    """One line per label with a large pending share, with the counts and the flag that
+    changes it (rejected instances are never scored, so they are not counted)."""
+    lines = []
+    for label in ("incomplete", "complete"):
+        statuses = [i.verification.status for i in everything if i.label == label]
+        pending = statuses.count("pending")
+        total = pending + statuses.count("accepted")
+        if not pending or pending < PENDING_WARN_SHARE * total:
+            continue
+        share = f"{pending} of {total} {label} instances are pending review"
+        if include_pending:
+            lines.append(
+                f"{dataset}: {share} and are scored unreviewed (--include-pending); review "
+                "them with 'toolbench aware verify', or drop --include-pending to leave them out"
+            )
+        else:
+            lines.append(
+                f"{dataset}: {share} and are left out, so the {label} scores rest on "
+                f"{total - pending} accepted; review them with 'toolbench aware verify', or "
+                "pass --include-pending to score them unreviewed"
+            )
+    return lines
+
+
 def prepare(config: AwareConfig, options: ModelOptions, cache_dir: Path | None) -> Prepared:
     """Everything checked and built before a run folder exists (bad input leaves nothing)."""
-    from toolbench.models.spec import make_model
+    import sys
 
+    from toolbench.models.spec import AWARENESS, FREE_TEXT, make_model, require
+
+    require(config.model, AWARENESS)  # 'baseline' would answer 660 items unparseably
+    if config.judge and "explain" in config.modes:
+        require(config.judge, FREE_TEXT, "--judge")
     everything = read_instances(config.dataset)
     instances = evaluated(everything, config.include_pending)
     if config.limit is not None:
@@ -153,6 +190,8 @@ def prepare(config: AwareConfig, options: ModelOptions, cache_dir: Path | None) 
             "--include-pending; review with 'toolbench aware verify')"
         )
     _check_both_labels(config.dataset, everything, instances)
+    for line in pending_warnings(config.dataset, everything, config.include_pending):
+        print(f"warning: {line}", file=sys.stderr)
     pool = (
         evaluated(read_instances(config.demos), include_pending=False)
         if config.demos is not None
