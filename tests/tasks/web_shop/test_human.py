@@ -6,6 +6,7 @@ same command continues with the rest and stops the server when the last one is r
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 import socket
 import threading
@@ -92,6 +93,8 @@ def test_person_is_recorded_resumed_and_reported(
     person = Person(base)
     _expert(person, store.new_session(0))  # goal 0: the right product
     assert person.page.text.count('id="reward">1.000<') == 1
+    assert '<a href="/" id="next">Next goal</a>' in person.page.text  # goals 1 and 2 are left
+    assert 'id="ended"' not in person.page.text
     other = _buy_a_wrong_product(Person(base), store, 1)  # "Next goal": goal 1
     person = Person(base)  # goal 2: two actions, then the person stops
     _expert(person, store.new_session(2), steps=2)
@@ -109,6 +112,7 @@ def test_person_is_recorded_resumed_and_reported(
     thread.join(timeout=30)  # the last record stops the server by itself
     code, stdout, _ = result[0]
     assert code == 0 and "alice: 3 of 3 episodes recorded" in stdout
+    _the_last_page_links_nowhere(person.page.text, base, out)
     info, records = read_run(out)
     assert info["status"] == "complete" and info["config"]["model"] == "human:alice"
     assert [r["id"] for r in records] == ["0", "1", "2"] and info["log_verified"]
@@ -130,6 +134,18 @@ def test_person_is_recorded_resumed_and_reported(
     code, text, _ = cli("report", "--json", str(out))
     reported = json.loads(text)["runs"][str(out)]["web_shop"]
     assert reported["purchase_match_rate"]["mean"] == pytest.approx(2 / 3)
+
+
+def _the_last_page_links_nowhere(page: str, base: str, out: Path) -> None:
+    """The page of the last goal's end offers no "Next goal" (nor any link to the server,
+    which has stopped): it says the session is over and which commands read the run."""
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(base, timeout=5)  # the server is gone: a link to it would be a dead end
+    assert 'id="reward"' in page and 'id="next"' not in page and "href=" not in page
+    text = html.unescape(page)
+    assert "This session is over: all 3 goals are recorded" in text
+    assert f"<code>toolbench report {out}</code>" in text
+    assert "<code>toolbench run web_shop --model MODEL --limit 3</code>" in text
 
 
 def _buy_a_wrong_product(person: Person, store: Store, goal: int) -> str:
@@ -193,3 +209,43 @@ def test_a_replay_that_disagrees_with_the_store_is_raised() -> None:
     del episode.turns[-1]  # the replay now stops short of Buy Now
     with pytest.raises(RuntimeError, match="replaying the person's"):
         asyncio.run(episode_record(prepared, episode, "x"))
+
+
+def test_in_a_browser_next_goal_only_while_a_goal_is_left(
+    cli: Callable[..., CliResult],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    browser_page: Any,
+) -> None:
+    """Chromium shops both goals of ``--n 2`` through the real command: after the first,
+    "Next goal" opens the second; after the second there is no link to follow (the server
+    has stopped) but the session's end and the commands to run next, on screen."""
+    from tests.tasks.web_shop.test_web_browser import _act
+
+    store, out, page = Store.load(), tmp_path / "human", browser_page
+    page.set_default_timeout(15_000)
+    thread, result, base = HumanCommand(cli, monkeypatch).start(
+        "--n", "2", "--name", "bo", "--out", str(out)
+    )
+    page.goto(base)
+    for goal in (0, 1):
+        mirror = store.new_session(goal)
+        assert store.goal(goal).instruction_text in page.inner_text("#instruction")
+        while not mirror.done:
+            action = ideal_action(mirror)
+            mirror.step(action)
+            _act(page, action)
+        if goal == 0:
+            assert page.inner_text("#next") == "Next goal" and page.locator("#ended").count() == 0
+            page.click("#next")
+            page.wait_for_load_state()
+    thread.join(timeout=30)
+    assert result and result[0][0] == 0, result
+    assert page.inner_text("#reward") == "1.000"
+    assert page.locator("#next").count() == 0 and page.locator("a").count() == 0
+    ended = page.locator("#ended")
+    assert ended.is_visible()
+    assert "This session is over: all 2 goals are recorded" in ended.inner_text()
+    commands = page.locator("#ended code").all_inner_texts()
+    assert commands[0] == f"toolbench report {out}"
+    assert commands[1] == "toolbench run web_shop --model MODEL --limit 2"

@@ -65,6 +65,16 @@ class GoalPicker(Protocol):
 
     def allows(self, goal: int) -> bool: ...
 
+    def has_next(self) -> bool:
+        """Whether ``/`` would open another goal, on a server that stays up to serve it: a
+        page offers "Next goal" only then (a link to a stopped server is a dead end)."""
+        ...
+
+    def ended(self) -> list[tuple[str, str]]:
+        """What a person reads once there is no next goal, as (sentence, command) pairs
+        (command may be ""): where the results are and what to run next."""
+        ...
+
 
 class CyclePicker:
     """``toolbench serve``: the evaluated goals (the version's test ids) in turn, forever; any
@@ -84,6 +94,12 @@ class CyclePicker:
 
     def allows(self, goal: int) -> bool:
         return 0 <= goal < self._count
+
+    def has_next(self) -> bool:
+        return True  # the goals come round again, and the server runs until it is stopped
+
+    def ended(self) -> list[tuple[str, str]]:
+        return []
 
 
 @dataclass
@@ -209,10 +225,14 @@ def _html(template: str, status: int = 200, after: Callable[[], None] | None = N
 def _page_context(shop: Shop, entry: _Entry) -> dict[str, Any]:
     episode = entry.episode
     note = shop.config.note() if shop.config.note is not None else ""
+    # Asked at render time: an episode that just ended has been recorded (``on_over`` ran
+    # on the POST), so a recording whose last goal this was has no next goal, and stops.
+    live = not episode.over or shop.picker.has_next()
     return {
         "title": shop.config.title, "sid": entry.id, "page": episode.page,
         "summary": episode.summary(), "keywords": episode.session.keywords or "",
         "observation": episode.observation, "note": note, "layout": shop.config.layout,
+        "live": live, "ended": [] if live else shop.picker.ended(),
     }  # fmt: skip
 
 
@@ -221,8 +241,8 @@ async def _start(request: Request) -> Response:
     entry = shop.open(_goal_param(request.query_params.get("goal"), "?goal="))
     if entry is None:
         note = shop.config.note() if shop.config.note is not None else ""
-        return _html("finished.html", title=shop.config.title, note=note,
-                     after=shop.config.after_over)  # fmt: skip
+        return _html("finished.html", title=shop.config.title, note=note, live=False,
+                     ended=shop.picker.ended(), after=shop.config.after_over)  # fmt: skip
     return RedirectResponse(f"/s/{entry.id}", 303)
 
 

@@ -27,7 +27,7 @@ from toolbench.models.base import ModelOutputError
 from toolbench.runner.bounded import bounded_text
 from toolbench.runner.engine import PreparedTask, SessionStats, guarded_solve, make_record
 from toolbench.runner.solve import Recorder, SampleState
-from toolbench.runner.store import RunStore
+from toolbench.runner.store import RunStore, read_run_info
 from toolbench.tasks.web_shop.web.episode import Episode, Turn
 from toolbench.types import Generation, GenerationRequest, Status
 
@@ -109,6 +109,33 @@ class HumanRecording:
 
     def allows(self, goal: int) -> bool:
         return str(goal) in self.order and str(goal) not in self.done
+
+    def has_next(self) -> bool:
+        """False once every goal is recorded: the server then stops after the page it is
+        sending (``toolbench web_shop human``'s ``after_over``), so no page links on."""
+        return not self.complete
+
+    def ended(self) -> list[tuple[str, str]]:
+        """Where the run is, and the commands that read it and pair it with a model's run of
+        the same goals (the first N test ids of the version recorded in run.json)."""
+        folder, n = self.store.folder, len(self.order)
+        config = read_run_info(folder).get("config", {})
+        version = config.get("version", "v0") if isinstance(config, dict) else "v0"
+        flag = "" if version == "v0" else f" --version {version}"
+        return [
+            (
+                f"This session is over: all {n} goals are recorded in {folder}, and the shop "
+                "server stopped after sending this page, so its links no longer open. You can "
+                "close this tab.",
+                "",
+            ),
+            ("See the scores:", f"toolbench report {folder}"),
+            (
+                "Run a model on the same goals:",
+                f"toolbench run web_shop --model MODEL --limit {n}{flag}",
+            ),
+            ("and compare the two:", f"toolbench report {folder} RUN_FOLDER_OF_THE_MODEL"),
+        ]
 
     async def on_over(self, episode: Episode) -> None:
         """Record the finished episode (appended and flushed at once: a kill keeps it)."""
