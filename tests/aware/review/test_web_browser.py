@@ -94,3 +94,44 @@ def test_keys_undo_skip_and_progress(ds: Path, browser_page: Any) -> None:
         (order[2], "skip", (), ""),
         (order[1], "undo", (), ""),
     ]
+
+
+def test_google_sheets_dialogue_and_decision_come_before_the_api_list(
+    tmp_path: Path, browser_page: Any
+) -> None:
+    """A real google_sheets item offers ~30 APIs (their descriptions alone ran 2,900 px): the
+    dialogue, what changed and every decision button are on the first screen (1280 x 900),
+    the APIs after them, folded, and still all on the page."""
+    from toolbench.cli import main
+
+    ds = tmp_path / "sheets.jsonl"
+    assert main(["aware", "build", "--source", "task:google_sheets", "--manipulation",
+                 "tool_removal", "--seed", "0", "--out", str(ds)]) == 0  # fmt: skip
+    web = ReviewWeb(ds)
+    page = browser_page
+    page.set_viewport_size({"width": 1280, "height": 900})
+    try:
+        with serving(web.app) as url:
+            sign_in(page, url, "kim")
+            page.wait_for_selector("#instance-id")
+            shown = web.by_id[page.inner_text("#instance-id")]
+            boxes = {
+                selector: page.locator(selector).bounding_box()
+                for selector in ("#dialogue", "#changes", "#accept", "#skip", "#reject", "#apis")
+            }
+            others = page.locator("details#apis-others")
+            folded = others.count() == 1 and others.evaluate("d => !d.open")
+            names = page.locator("#apis .api-name").all_text_contents()
+            if folded:
+                page.click("#apis-others summary")
+            description = page.locator("#apis .api .text").first.is_visible()
+    finally:
+        web.close()
+    assert shown.source == "task:google_sheets" and len(shown.apis) >= 25
+    for selector in ("#dialogue", "#changes", "#accept", "#skip", "#reject"):
+        box = boxes[selector]
+        assert box is not None and box["y"] + box["height"] <= 900, (selector, box)
+    apis = boxes["#apis"]
+    assert apis is not None and apis["y"] > boxes["#reject"]["y"]  # type: ignore[index]
+    assert folded and description
+    assert sorted(names) == sorted(api.name for api in shown.apis)

@@ -1,8 +1,10 @@
 """One instance as the review page shows it: plain data for the template, never HTML.
 
-The page shows what the terminal view shows (``view.py``): the offered APIs as the model gets
-them (name, full description, parameter schema), the dialogue with the words the manipulation
-removed marked against the complete twin, and what the provenance says changed. Everything here
+The page shows what the terminal view shows (``view.py``): the dialogue with the words the
+manipulation removed marked against the complete twin, what the provenance says changed, and the
+offered APIs as the model gets them (name, full description, parameter schema). In the browser
+the dialogue and the decision come first and the APIs after them, the untagged ones folded: a
+google_sheets item offers ~30, whose descriptions alone would fill three screens. Everything here
 is text plus a *kind* (``del``/``ins``/``""``) the template turns into a CSS class, so all
 escaping happens in one place: Jinja2's autoescaping.
 """
