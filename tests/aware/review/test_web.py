@@ -239,7 +239,8 @@ def test_cli_bad_file_flags_and_busy_port(
     tmp_path: Path, cli: Callable[..., CliResult], ds: Path
 ) -> None:
     code, _, err = cli("aware", "verify", str(tmp_path / "missing.jsonl"), "--web", "--port", "0")
-    assert code == 2 and len(err.strip().splitlines()) == 1 and "no such dataset file" in err
+    missing = f"{tmp_path / 'missing.jsonl'}: no such file"  # checked while parsing the flags
+    assert code == 2 and len(err.strip().splitlines()) == 1 and missing in err
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"id": "x"}\n{not json\n')
     code, _, err = cli("aware", "verify", str(broken), "--web", "--port", "0")
