@@ -58,7 +58,12 @@ class Texts:
 def embed_image(folder: Path, reference: Any) -> tuple[str | None, str]:
     """(data URI, problem) for an image a record names relative to its run folder. Only
     files inside the folder, of a known raster type and bounded size, are embedded."""
-    if not isinstance(reference, str) or not reference or len(reference) > 500:
+    if (
+        not isinstance(reference, str)
+        or not reference
+        or len(reference) > 500
+        or "\x00" in reference  # the OS cannot name it (Path.resolve raises)
+    ):
         return None, "not a relative path"
     relative = Path(reference)
     if relative.is_absolute() or ".." in relative.parts:
