@@ -1,19 +1,19 @@
 """argparse value types for every ``toolbench`` flag: a bad value is refused while the
 command line is read, as one line naming the flag and what it takes, before any work starts.
 
-Each type is a callable that argparse calls with the text the user typed. They raise
-``ArgumentTypeError`` with a short reason; the parser prefixes the flag's name. Path types
-check only what can be told without side effects (empty, a missing input, a file where a folder
-is wanted, a path under a regular file); whether a folder can really be written is found out by
-``writable_folder`` when the command is about to use it.
+Each type is a callable that argparse calls with the text the user typed; it raises
+``ArgumentTypeError`` with a short reason, which the parser prefixes with the flag's name.
+The types are small classes rather than closures so that their bounds and kinds can be read
+back: the option sweep test (tests/cli/test_option_sweep.py) derives the bad values it tries
+for each flag from them, so a new flag is swept without anyone listing it.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -22,81 +22,71 @@ from toolbench.errors import UserError
 SEED_MAX = 2**32 - 1  # numpy's and most servers' range; torch and random take it too
 
 
-def int_at_least(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
-    """Whole numbers in [minimum, maximum]."""
+class IntRange:
+    """Whole numbers in [minimum, maximum] (no maximum: unbounded)."""
 
-    def parse(text: str) -> int:
+    def __init__(
+        self, minimum: int, maximum: int | None = None, what: str = "whole number"
+    ) -> None:
+        self.minimum, self.maximum, self.what = minimum, maximum, what
+        self.__name__ = what  # argparse names the type in some of its own messages
+
+    def __call__(self, text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{text!r} must be at least {minimum}")
-        if maximum is not None and value > maximum:
-            raise argparse.ArgumentTypeError(f"{text!r} must be at most {maximum}")
-        return value
-
-    parse.__name__ = f"int_at_least_{minimum}"
-    return parse
-
-
-positive_int = int_at_least(1)
-non_negative_int = int_at_least(0)
-seed = int_at_least(0, SEED_MAX)
-
-
-def port(text: str) -> int:
-    """A TCP port; 0 asks the system for a free one."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"{text}: a port is 0 to 65535 (0: any free port)")
-    return value
-
-
-def _number(text: str) -> float:
-    """A finite float: nan compares false with every bound and inf is no number of seconds."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
-    return value
-
-
-def seconds(text: str) -> float:
-    """A time limit: more than 0 seconds (there is no 'no limit' value to fall into by 0)."""
-    value = _number(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be more than 0 seconds")
-    return value
-
-
-def float_between(low: float, high: float, what: str = "") -> Callable[[str], float]:
-    """Finite numbers in [low, high]; ``what`` names the quantity in the message."""
-
-    def parse(text: str) -> float:
-        value = _number(text)
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(
-                f"{text!r}: {what + ' is ' if what else 'must be '}between {low:g} and {high:g}"
+            raise argparse.ArgumentTypeError(f"{text!r} is not a {self.what}") from None
+        if value < self.minimum or (self.maximum is not None and value > self.maximum):
+            span = (
+                f"at least {self.minimum}"
+                if self.maximum is None
+                else f"{self.minimum} to {self.maximum}"
             )
+            raise argparse.ArgumentTypeError(f"{text!r}: must be {span}")
         return value
 
-    parse.__name__ = "float_between"
-    return parse
+
+class FloatRange:
+    """Finite numbers in [low, high] (``low_open``: above low, not equal to it). nan compares
+    false with every bound and inf is no number of seconds, so both are refused."""
+
+    def __init__(
+        self, low: float, high: float | None = None, *, low_open: bool = False, unit: str = ""
+    ) -> None:
+        self.low, self.high, self.low_open, self.unit = low, high, low_open, unit
+        self.__name__ = "number"
+
+    def __call__(self, text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+        too_low = value <= self.low if self.low_open else value < self.low
+        if too_low or (self.high is not None and value > self.high):
+            raise argparse.ArgumentTypeError(f"{text!r}: must be {self._span()}")
+        return value
+
+    def _span(self) -> str:
+        unit = f" {self.unit}" if self.unit else ""
+        if self.high is None:
+            return f"{'more than' if self.low_open else 'at least'} {self.low:g}{unit}"
+        return f"between {self.low:g} and {self.high:g}{unit}"
 
 
-temperature = float_between(0.0, 2.0)
-similarity = float_between(-1.0, 1.0, "a cosine similarity")
+positive_int = IntRange(1)
+non_negative_int = IntRange(0)
+seed = IntRange(0, SEED_MAX)
+port = IntRange(0, 65535, "port number (0: any free port)")
+seconds = FloatRange(0.0, low_open=True, unit="seconds")  # 0 is not 'no limit'
+temperature = FloatRange(0.0, 2.0)
+similarity = FloatRange(-1.0, 1.0, unit="(a cosine similarity)")
 
 
 def text(value: str) -> str:
-    """Any non-blank text: an empty value is never what a flag means (the default type of
-    every flag that takes a value, see ``main._Parser``)."""
+    """Any non-blank text: an empty value is never what a flag means (the type of every flag
+    that takes free text, see ``main._values_are_never_empty``)."""
     if not value.strip():
         raise argparse.ArgumentTypeError("an empty value; give one")
     return value
@@ -107,7 +97,7 @@ def url(value: str) -> str:
     from urllib.parse import urlsplit
 
     parts = urlsplit(value.strip())
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    if parts.scheme not in ("http", "https") or not parts.hostname:
         raise argparse.ArgumentTypeError(
             f"{value!r} is not an http(s) URL; e.g. http://localhost:8000/v1"
         )
@@ -118,10 +108,10 @@ PathKind = Literal["file", "folder", "path", "new_file", "new_folder"]
 
 
 class PathArg:
-    """A path the command reads (``file``, ``folder``, ``path``: either, all must exist) or
-    writes (``new_file``, ``new_folder``: may exist as the same kind; whatever is missing must
-    be creatable, so no part of it may be a regular file). ``kind`` is public so the option
-    sweep test knows which unusable paths to try."""
+    """A path the command reads (``file``, ``folder``, ``path``: either; each must exist) or
+    writes (``new_file``, ``new_folder``: may exist as the same kind). A path to write is
+    proved writable by creating and removing a scratch file in it or in its nearest existing
+    folder, so a path under a file, a read-only or unwritable place, is refused here."""
 
     def __init__(self, kind: PathKind) -> None:
         self.kind = kind
@@ -130,56 +120,70 @@ class PathArg:
     def __call__(self, value: str) -> Path:
         if not value.strip():
             raise argparse.ArgumentTypeError("an empty path; give a file or folder name")
-        path = Path(value).expanduser()
         if "\0" in value:
             raise argparse.ArgumentTypeError(f"{value!r}: a path cannot hold a NUL character")
-        if self.kind in ("file", "folder", "path"):
-            self._check_input(value, path)
-        else:
-            self._check_output(value, path)
+        path = Path(value).expanduser()
+        try:
+            if self.kind in ("file", "folder", "path"):
+                self._check_input(value, path)
+            else:
+                self._check_output(value, path)
+        except OSError as exc:  # a name too long, a loop of links...
+            raise argparse.ArgumentTypeError(f"{value}: unusable ({exc.strerror})") from None
         return path
 
     def _check_input(self, value: str, path: Path) -> None:
-        try:
-            exists, is_dir = path.exists(), path.is_dir()
-        except OSError as exc:  # e.g. a name too long
-            raise argparse.ArgumentTypeError(f"{value}: cannot be read ({exc.strerror})") from None
-        if not exists:
+        if not path.exists():
             blocker = _file_above(path)
             where = f" ({blocker} is a file)" if blocker is not None else ""
             what = {"file": "file", "folder": "folder"}.get(self.kind, "file or folder")
             raise argparse.ArgumentTypeError(f"{value}: no such {what}{where}")
-        if self.kind == "file" and is_dir:
+        if self.kind == "file" and path.is_dir():
             raise argparse.ArgumentTypeError(f"{value}: is a folder; give a file")
-        if self.kind == "folder" and not is_dir:
+        if self.kind == "folder" and not path.is_dir():
             raise argparse.ArgumentTypeError(f"{value}: is not a folder")
 
     def _check_output(self, value: str, path: Path) -> None:
-        try:
-            is_dir, exists = path.is_dir(), path.exists()
-        except OSError as exc:
-            raise argparse.ArgumentTypeError(f"{value}: unusable ({exc.strerror})") from None
-        if self.kind == "new_file" and is_dir:
+        if self.kind == "new_file" and path.is_dir():
             raise argparse.ArgumentTypeError(f"{value}: is a folder; give a file name")
-        if self.kind == "new_folder" and exists and not is_dir:
+        if self.kind == "new_folder" and path.exists() and not path.is_dir():
             raise argparse.ArgumentTypeError(f"{value}: is a file; give a folder")
         blocker = _file_above(path)
         if blocker is not None:
             raise argparse.ArgumentTypeError(
                 f"{value}: cannot be created, {blocker} is a file; give a path in a folder"
             )
+        problem = _cannot_write(path)
+        if problem is not None:
+            raise argparse.ArgumentTypeError(f"{value}: cannot write there ({problem})")
 
 
 def _file_above(path: Path) -> Path | None:
     """The first existing ancestor of ``path`` if it is not a folder (so nothing below it can
     exist or be made), else None."""
     for parent in path.absolute().parents:
-        try:
-            if parent.exists():
-                return None if parent.is_dir() else parent
-        except OSError:
-            return parent
+        if parent.exists():
+            return None if parent.is_dir() else parent
     return None
+
+
+def _cannot_write(path: Path) -> str | None:
+    """Why nothing can be written at ``path`` (an existing file: opened for appending, which
+    changes nothing; else a scratch file in the path or its nearest existing folder), or None.
+    Root passes permission checks, so trying is the only answer that holds for everyone."""
+    target = path.absolute()
+    if target.is_file():
+        try:
+            with target.open("ab"):
+                return None
+        except OSError as exc:
+            return exc.strerror or type(exc).__name__
+    folder = next((p for p in (target, *target.parents) if p.is_dir()), Path(os.sep))
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".toolbench-probe-"):
+            return None
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
 
 
 def writable_folder(path: Path, source: str, fix: str = "give a folder you can write") -> Path:

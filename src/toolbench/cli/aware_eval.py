@@ -30,11 +30,15 @@ def _run(args: argparse.Namespace, console: Console, default_cache: Path) -> int
     from toolbench.cli.run import model_options
     from toolbench.report.summary import LoadedRun
 
+    modes = parse_modes(args.mode)
+    for flag, given in (("--judge", args.judge), ("--judge-labels", args.judge_labels)):
+        if given is not None and "explain" not in modes:  # it would be silently ignored
+            raise UserError(f"{flag} grades explanations: add --mode explain, or drop {flag}")
     cache_dir = args.cache_dir or default_cache
     config = AwareConfig(
         dataset=args.dataset,
         model=args.model,
-        modes=parse_modes(args.mode),
+        modes=modes,
         shots=parse_shots(args.shots),
         seed=args.seed,
         demos=args.demos,

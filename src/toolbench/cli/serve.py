@@ -17,8 +17,6 @@ from toolbench.tasks.service import SIMULATED_API_KEY
 
 def command_serve(args: argparse.Namespace, console: Console) -> int:
     """Serve a simulator so other agent frameworks can call it like the real API."""
-    import uvicorn
-
     from toolbench.tasks.http_exec import serving_app
     from toolbench.tasks.registry import get_task
 
@@ -35,13 +33,18 @@ def command_serve(args: argparse.Namespace, console: Console) -> int:
     app, key = serving_app(service), SIMULATED_API_KEY
     if args.api_key is not None:
         app, key = _app_accepting(service, task.name, args.api_key), args.api_key
-    console.print(
-        f"serving the simulated {task.name} API for host(s) {', '.join(sorted(service.hosts))} "
-        f"on http://{args.host}:{args.port}  ({_key_note(service, key)}; Ctrl-C stops)",
-        markup=False,
-        highlight=False,
-    )
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    hosts = ", ".join(sorted(service.hosts))
+
+    def announce(url: str) -> None:
+        console.print(
+            f"serving the simulated {task.name} API for host(s) {hosts} on {url}  "
+            f"({_key_note(service, key)}; Ctrl-C stops)",
+            markup=False,
+            highlight=False,
+        )
+
+    # Bound here first, so a bad --host or a taken --port is one line, not uvicorn's exit.
+    run_server(app, args.host, args.port, announce)
     return 0
 
 

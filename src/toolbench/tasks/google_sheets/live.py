@@ -56,7 +56,14 @@ def live_worlds(
         )
     client_ref = os.environ.get(CLIENT_ENV, DEFAULT_CLIENT)
     try:
-        client = load_client_factory(client_ref)(credentials)
+        factory = load_client_factory(client_ref)
+    except (ImportError, AttributeError, ValueError):
+        raise UserError(
+            f"${CLIENT_ENV}={client_ref!r}: expected module:function naming a gspread client "
+            f"factory (default {DEFAULT_CLIENT}), or unset it"
+        ) from None
+    try:
+        client = factory(credentials)
     except ImportError as exc:
         raise UserError(
             f"--live for google_sheets needs gspread: pip install 'toolbench[sheets]' ({exc})"
