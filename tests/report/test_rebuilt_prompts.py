@@ -191,3 +191,32 @@ def test_an_image_reference_with_a_nul_is_refused_not_raised(tmp_path: Path) -> 
     from toolbench.report.explorer import embed_image
 
     assert embed_image(tmp_path, "images/a\x00.png") == (None, "not a relative path")
+
+
+def test_a_plugin_shaped_task_is_rebuilt_and_one_without_the_hook_is_said(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tasks outside the eight (the scripted episode and nested-call tasks the README points
+    to) declare the hook the same way; a task written before it is shown with a note, and
+    ``show`` goes on."""
+    from tests.runner.scripted_tasks import CounterTask, PlanTask
+    from toolbench.tasks import registry
+
+    monkeypatch.setitem(registry.TASKS, "counter", CounterTask())
+    monkeypatch.setitem(registry.TASKS, "plan", PlanTask())
+    out = tmp_path / "run"
+    code, _, err = cli("run", "counter,plan", "--model", "oracle", "--out", str(out))
+    assert code == 0, err
+    _, records = read_run(out)
+    code, shown, err = cli("show", str(out), "--limit", "0")
+    assert code == 0, err
+    assert shown.count(MATCHES) == len(records) and "DIFFERS" not in shown
+
+    class Older(PlanTask):
+        first_request = None  # type: ignore[assignment]
+
+    monkeypatch.setitem(registry.TASKS, "plan", Older())
+    code, shown, err = cli("show", str(out), "--task", "plan", "--limit", "1")
+    assert code == 0, err
+    assert "(the prompt could not be rebuilt: task plan declares no first_request)" in shown
+    assert "prompt (rebuilt)" in shown

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolbench.prompts.builder import Prompter
 from toolbench.runner.solve import Generate, SampleState
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.tasks.base import LiveOptions, Resources, TaskData, TaskDefaults
@@ -37,6 +38,12 @@ def ask(content: str, step: str, ideal: str) -> GenerationRequest:
     return GenerationRequest(
         messages=({"role": "user", "content": content},), max_tokens=8, step=step, ideal=ideal
     )
+
+
+def counter_turn(target: int, total: int, turn: int) -> GenerationRequest:
+    """One turn of the counter episode; turn 1 is the task's ``first_request``."""
+    content = f"target {target}; total {total}; how much to add?"
+    return ask(content, f"turn-{turn}", str(min(3, target - total)))
 
 
 @dataclass
@@ -63,11 +70,15 @@ class CounterTask:
     async def prepare(self, data: TaskData, sandbox: ProgramRunner) -> None:
         return None
 
+    def first_request(
+        self, data: TaskData, sample: Sample, epoch: int, prompter: Prompter
+    ) -> GenerationRequest:
+        return counter_turn(int(sample.labels[0]), 0, 1)
+
     async def solve(self, state: SampleState, generate: Generate, resources: Resources) -> Outcome:
         target, total = int(state.sample.labels[0]), 0
         for turn in range(1, resources.max_turns + 1):
-            content = f"target {target}; total {total}; how much to add?"
-            reply = await generate(ask(content, f"turn-{turn}", str(min(3, target - total))))
+            reply = await generate(counter_turn(target, total, turn))
             if self.interrupt_at == target:
                 self.interrupt_at = None
                 raise KeyboardInterrupt
@@ -113,9 +124,15 @@ class PlanTask:
     async def prepare(self, data: TaskData, sandbox: ProgramRunner) -> None:
         return None
 
+    def first_request(
+        self, data: TaskData, sample: Sample, epoch: int, prompter: Prompter
+    ) -> GenerationRequest:
+        return ask(f"plan: {sample.query}", "plan", sample.labels[0])
+
     async def solve(self, state: SampleState, generate: Generate, resources: Resources) -> Outcome:
         sample = state.sample
-        plan = await generate(ask(f"plan: {sample.query}", "plan", sample.labels[0]))
+        first = self.first_request(resources.data, sample, state.epoch, resources.prompter)
+        plan = await generate(first)
         state.prediction = plan.text
         picked: list[str] = []
         for line in plan.text.splitlines():

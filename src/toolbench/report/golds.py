@@ -131,11 +131,13 @@ def view_of(source: TaskSource, sample_id: str, record: dict[str, Any]) -> Sampl
         return None
     raw_epoch = record.get("epoch")
     epoch = raw_epoch if isinstance(raw_epoch, int) else 0
+    build = getattr(task, "first_request", None)  # a task written before the hook lacks it
     try:
-        request = task.first_request(source.data, sample, epoch, source.prompter)
-    except (UserError, OSError, ValueError, LookupError, TypeError, AttributeError) as exc:
-        # A task without the hook (one written before it) or data the hook cannot read: the
-        # reader is told, and the rest of the record is still shown.
+        if not callable(build):
+            raise ValueError(f"task {source.task} declares no first_request")
+        request = build(source.data, sample, epoch, source.prompter)
+    except (UserError, OSError, ValueError, LookupError, TypeError) as exc:
+        # The reader is told; the rest of the record is still shown.
         prompt, matches = f"(the prompt could not be rebuilt: {exc})"[:500], None
     else:
         prompt = shown_text(request)
