@@ -270,9 +270,9 @@ def sweep(w: World) -> Iterator[Case]:
             if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
                 continue
             if isinstance(action, argparse._VersionAction) or action.nargs == 0:
-                flag = action.option_strings[0]
+                switch = action.option_strings[0]
                 words = _argv(parser, base, None, None, "")
-                yield Case(parser.prog, flag, None, (*words, f"{flag}=yes"))
+                yield Case(parser.prog, switch, None, (*words, f"{switch}=yes"))
                 continue
             flag = action.option_strings[0] if action.option_strings else None
             for value in bad_values(parser.prog, action, w):
