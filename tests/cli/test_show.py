@@ -101,7 +101,7 @@ def test_selection_and_bad_flags(cli: Cli, runs: dict[str, Path]) -> None:
     for flags, words in (
         (("--task", "bookin"), ["--task bookin", "home_search, virtual_home"]),
         (("--id", "999"), ["--id 999", "no such sample"]),
-        (("--limit", "-1"), ["--limit -1"]),
+        (("--limit", "-1"), ["--limit", "-1", "at least 0"]),
     ):
         code, _, err = cli("show", str(runs["replay"]), *flags)
         assert code == 2 and len(err.strip().splitlines()) == 1
