@@ -13,7 +13,7 @@ from toolbench.runner.solve import Generate, SampleState
 from toolbench.runner.store import RunStore, read_records
 from toolbench.sandbox import SandboxError
 from toolbench.tasks.base import Resources
-from toolbench.tasks.single_turn import solve_single_turn
+from toolbench.tasks.single_turn import QueryPrompt, solve_single_turn
 from toolbench.types import Generation, GenerationRequest, InfraError, Outcome, Sample, Status
 
 SAMPLE = Sample(id="0", task="fake", query="q", labels=("x",))
@@ -32,7 +32,7 @@ class FakeModel:
         return None
 
 
-class RaisingTask:
+class RaisingTask(QueryPrompt):
     name = "fake"
 
     def __init__(self, error: BaseException) -> None:
