@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
 from toolbench.config import RunConfig
 from toolbench.errors import UserError
@@ -112,38 +111,15 @@ def command_run(args: argparse.Namespace, console: Console, default_cache: Path)
 
 
 def print_summary(result: RunResult, console: Console) -> None:
+    from toolbench.report.tables import finished_run_grid, render_rich
+
     info = result.info
-    table = Table(title=f"{info['config']['model']}  —  {result.folder}")
-    table.add_column("task")
-    table.add_column("scored", justify="right")
-    table.add_column("model err", justify="right")
-    table.add_column("infra err", justify="right")
-    names = tuple(dict.fromkeys(m for ms in info.get("metric_names", {}).values() for m in ms))
-    for name in names:
-        table.add_column(name, justify="right")
-    for task, metrics in info["metrics"].items():
-        counts = info["counts"][task]
-        spread = info.get("metrics_spread", {}).get(task, {})
-        cells = []
-        for name in names:
-            if name not in metrics:
-                cells.append("-")
-            elif name in spread:
-                cells.append(f"{metrics[name]:.3f}±{spread[name]:.3f}")
-            else:
-                cells.append(f"{metrics[name]:.3f}")
-        table.add_row(
-            task,
-            str(counts["scored"]),
-            str(counts["model_error"]),
-            str(counts["infra_error"]),
-            *cells,
-        )
-    console.print(table)
+    render_rich(finished_run_grid(f"{info['config']['model']}  —  {result.folder}", info), console)
     stats = result.stats
     rate = f"{stats.done / stats.elapsed_s:.1f} samples/s" if stats.elapsed_s else "-"
     console.print(
-        f"status: {info['status']}   this session: {stats.done} samples, {rate}, "
+        f"status: {info['status']}   this session: {stats.done} samples, {rate} "
+        "(solving only, loading excluded), "
         f"model calls {stats.model_calls} ({stats.cached_calls} from cache)"
     )
     if info["status"] == "incomplete":

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -141,13 +140,13 @@ def _run_info(
     selection: dict[str, Any],
 ) -> dict[str, Any]:
     """run.json as ``toolbench run`` writes it, for the model ``human:<name>``."""
+    from toolbench.runner.invocation import recorded_command
     from toolbench.runner.lifecycle import carried_totals
-    from toolbench.runner.run import redact_command
 
     data = prepared.data
     return {
         "toolbench_version": __version__,
-        "command": redact_command(sys.argv),
+        "command": recorded_command(),
         "config": config.model_dump(mode="json"),
         "data": {
             "web_shop": {
@@ -176,17 +175,21 @@ def _finish(
     console: Console,
 ) -> None:
     """run.json's final form: metrics of the whole log, totals, status, the log check."""
-    from toolbench.runner.lifecycle import add_session, record_log_check
+    from toolbench.runner.lifecycle import add_session, progress_of, record_log_check
     from toolbench.runner.run import finish_info
     from toolbench.runner.store import read_records
 
     store = recording.store
-    store.close()
-    final, _ = finish_info(info, [prepared], read_records(folder))
-    add_session(final, recording.stats)
-    final["status"] = status
-    record_log_check(final, store, console)
-    store.write_info(final)
+    try:
+        store.close()
+        final, finished = finish_info(info, [prepared], read_records(folder))
+        add_session(final, recording.stats)
+        final["status"] = status
+        final["progress"] = progress_of(finished, len(prepared.samples))
+        record_log_check(final, store, console)
+        store.write_info(final)
+    finally:
+        store.release()  # the folder's lock, taken by open_run
 
 
 def _announce(console: Console, url: str, recording: Any, folder: Path) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import partial
@@ -29,8 +28,8 @@ from toolbench.aware.schema import Instance, read_instances
 from toolbench.errors import UserError
 from toolbench.models.base import Model, ModelOptions
 from toolbench.runner.engine import WorkItem
+from toolbench.runner.invocation import recorded_command
 from toolbench.runner.lifecycle import RunPlan, RunResult, execute_plan, slug
-from toolbench.runner.run import redact_command
 
 KIND = "aware"
 
@@ -294,7 +293,7 @@ def _base_info(config: AwareConfig, prepared: Prepared) -> dict[str, Any]:
     return {
         "toolbench_version": __version__,
         "kind": KIND,
-        "command": redact_command(sys.argv),
+        "command": recorded_command(),
         "config": {**cfg, "epochs": 1, "prompt_version": PROMPT_VERSION},
         "data": {
             "dataset": str(config.dataset),
