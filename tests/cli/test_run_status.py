@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import shlex
 import shutil
 import signal
@@ -200,3 +201,38 @@ def test_wide_tables_read_at_100_columns(
         assert max(map(len, lines)) <= 100, max(lines, key=len)
         for name in [*ALL_TASKS.split(","), "success_rate", "crash_rate", "success_rate_strict"]:
             assert any(f" {name} " in line for line in lines), name
+
+
+def test_every_writer_of_a_run_folder_takes_the_same_lock(cli: Cli, tmp_path: Path) -> None:
+    """Awareness runs and a person's web_shop episodes refuse a folder another process runs,
+    exactly as ``toolbench run`` does (one implementation: ``runner.lifecycle.open_run``)."""
+    dataset = tmp_path / "aware.jsonl"
+    assert cli("aware", "build", "--source", "task:home_search", "--manipulation",
+               "slot_removal", "--seed", "0", "--out", str(dataset))[0] == 0  # fmt: skip
+    held = tmp_path / "held"
+    lock = FolderLock(held)
+    lock.acquire()
+    try:
+        attempts = {
+            "aware": ("aware", "run", str(dataset), "--model", "oracle", "--limit", "4"),
+            "web_shop": ("web_shop", "human", "--n", "1", "--port", "0"),
+            "run": ("run", "home_search", "--model", "baseline", "--limit", "2"),
+        }
+        for kind, argv in attempts.items():
+            code, _, err = cli(*argv, "--out", str(held))
+            assert code == 2, (kind, err)
+            assert err.strip() == (
+                f"toolbench: error: {held}: run folder in use by process {os.getpid()}, "
+                f"running since {_started(held)}; wait for it to finish (or stop it), "
+                "or give another --out"
+            ), kind
+    finally:
+        lock.release()
+    assert sorted(p.name for p in held.iterdir()) == [".lock"]  # nothing was written
+    code, _, err = cli("aware", "run", str(dataset), "--model", "oracle", "--limit", "4",
+                       "--out", str(held))  # fmt: skip
+    assert code == 0, err
+
+
+def _started(folder: Path) -> str:
+    return str(json.loads((folder / ".lock").read_text())["started"])
