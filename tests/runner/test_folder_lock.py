@@ -118,3 +118,13 @@ def test_a_folder_that_cannot_be_used_is_one_user_error(
     with pytest.raises(UserError) as refused:
         FolderLock(make(tmp_path)).acquire()
     assert expected in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_new_run_folders_started_in_one_second_are_distinct(tmp_path: Path) -> None:
+    from toolbench.runner.lifecycle import new_folder
+
+    folders = [new_folder(tmp_path / "runs", "home_search-baseline-") for _ in range(5)]
+    assert len(set(folders)) == 5 and all(f.is_dir() for f in folders)
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(UserError, match="--runs-dir"):
+        new_folder(tmp_path / "file", "p-")

@@ -147,13 +147,27 @@ def folder_for(
                 and info.get("status") != "complete"
             ):
                 return folder
+    return new_folder(runs_dir, prefix)
+
+
+def new_folder(runs_dir: Path, prefix: str) -> Path:
+    """A new ``<prefix><timestamp>`` folder, made here: made atomically, so two runs started
+    within one second (of different configurations, say) never share one."""
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    folder = runs_dir / f"{prefix}{stamp}"
-    n = 2
-    while folder.exists():  # two runs started within one second
-        folder = runs_dir / f"{prefix}{stamp}-{n}"
-        n += 1
-    return folder
+    try:
+        runs_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"--runs-dir {runs_dir}: cannot be created ({exc.strerror})") from None
+    for n in range(1, 10_000):
+        folder = runs_dir / (f"{prefix}{stamp}" if n == 1 else f"{prefix}{stamp}-{n}")
+        try:
+            folder.mkdir()
+            return folder
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise UserError(f"{folder}: cannot be created ({exc.strerror})") from None
+    raise UserError(f"{runs_dir}: too many runs started in one second")
 
 
 def execute_plan(plan: RunPlan, out: Path | None, runs_dir: Path, console: Console) -> RunResult:
