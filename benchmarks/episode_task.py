@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolbench.prompts.builder import Prompter
 from toolbench.runner.solve import Generate, SampleState
 from toolbench.sandbox import SandboxError
 from toolbench.sandbox.memo import ProgramRunner
@@ -26,7 +27,7 @@ from toolbench.tasks.base import LiveOptions, Resources, TaskData, TaskDefaults
 from toolbench.tasks.home_search import TASK as HOME
 from toolbench.tasks.program_task import crash_outcome, sandbox_failure
 from toolbench.tasks.scoring import best_match, mean_metrics
-from toolbench.types import Outcome, Status
+from toolbench.types import GenerationRequest, Outcome, Sample, Status
 
 NAME = "home_episode"
 
@@ -51,17 +52,23 @@ class EpisodeTask:
     async def prepare(self, data: TaskData, sandbox: ProgramRunner) -> None:
         await HOME.prepare(data, sandbox)
 
+    def first_request(
+        self, data: TaskData, sample: Sample, epoch: int, prompter: Prompter
+    ) -> GenerationRequest:
+        """Turn 1: the prompter's prompt as the opening chat message (what ``solve`` sends
+        first, and what ``show`` rebuilds)."""
+        first = prompter.request(sample, epoch)
+        opening = first.messages or ({"role": "user", "content": first.prompt or ""},)
+        return dataclasses.replace(first, prompt=None, messages=tuple(opening), step="turn-1")
+
     async def solve(self, state: SampleState, generate: Generate, resources: Resources) -> Outcome:
         """``max_turns`` turns, always all of them (a fixed number of calls per sample);
         the last turn's world is scored against the golds as home_search scores it."""
-        first = resources.prompter.request(state.sample, state.epoch)
-        opening = first.messages or ({"role": "user", "content": first.prompt or ""},)
-        messages: list[Any] = list(opening)
+        first = self.first_request(resources.data, state.sample, state.epoch, resources.prompter)
+        messages: list[Any] = list(first.messages or ())
         result = None
         for turn in range(1, resources.max_turns + 1):
-            request = dataclasses.replace(
-                first, prompt=None, messages=tuple(messages), step=f"turn-{turn}"
-            )
+            request = dataclasses.replace(first, messages=tuple(messages), step=f"turn-{turn}")
             reply = await generate(request)
             state.prediction = reply.text
             action = HOME.extract_action(reply.text)
