@@ -236,3 +236,27 @@ def test_every_writer_of_a_run_folder_takes_the_same_lock(cli: Cli, tmp_path: Pa
 
 def _started(folder: Path) -> str:
     return str(json.loads((folder / ".lock").read_text())["started"])
+
+
+def test_run_json_progress_is_kept_current_during_a_run(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whoever reads run.json alone (a dashboard, a batch script) sees how far a live run got."""
+    from toolbench.runner.store import RunStore
+
+    monkeypatch.setattr(lifecycle, "PROGRESS_WRITE_EVERY_S", 0.0)
+    written: list[tuple[str, dict[str, int]]] = []
+    original = RunStore.write_info
+
+    def spy(self: RunStore, info: dict[str, object]) -> None:
+        original(self, info)
+        on_disk = json.loads(self.run_file.read_text())
+        written.append((on_disk["status"], on_disk["progress"]))
+
+    monkeypatch.setattr(RunStore, "write_info", spy)
+    code, _, err = cli("run", "home_search", "--model", "baseline", "--limit", "6",
+                       "--concurrency", "1", "--out", str(tmp_path / "r"))  # fmt: skip
+    assert code == 0, err
+    running = [progress["done"] for status, progress in written if status == "running"]
+    assert running == [0, 1, 2, 3, 4, 5, 6]
+    assert written[-1] == ("complete", {"done": 6, "planned": 6})

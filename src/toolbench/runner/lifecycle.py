@@ -45,6 +45,8 @@ Finisher = Callable[[dict[str, Any], list[dict[str, Any]]], tuple[dict[str, Any]
 
 # Without a terminal (CI logs, ``| tee``) a plain progress line at most this often.
 PLAIN_PROGRESS_EVERY_S = 15.0
+# run.json's progress is brought up to date at most this often during a run.
+PROGRESS_WRITE_EVERY_S = 10.0
 
 
 class RateColumn(ProgressColumn):
@@ -209,8 +211,9 @@ def _run_claimed(
     }
     store.write_info(info)
     stats, status = SessionStats(), "failed"
+    checkpoint = ProgressCheckpoint(store, info, stats, len(plan.work) - len(todo))
     try:
-        asyncio.run(_run_with_progress(plan, todo, store, stats, console))
+        asyncio.run(_run_with_progress(plan, todo, store, stats, console, checkpoint.advance))
         status = "complete"
     except (KeyboardInterrupt, asyncio.CancelledError):
         status = "interrupted"
@@ -236,8 +239,33 @@ def progress_of(done: int, planned: int) -> dict[str, int]:
     return {"done": done, "planned": planned}
 
 
+class ProgressCheckpoint:
+    """run.json's ``progress`` kept current while the run goes on (rewritten at most every
+    ``PROGRESS_WRITE_EVERY_S``), so whoever reads run.json alone sees how far a run got."""
+
+    def __init__(
+        self, store: RunStore, info: dict[str, Any], stats: SessionStats, done_before: int
+    ) -> None:
+        self.store, self.info, self.stats, self.done_before = store, info, stats, done_before
+        self.last = time.monotonic()
+
+    def advance(self) -> None:
+        now = time.monotonic()
+        if now - self.last < PROGRESS_WRITE_EVERY_S:
+            return
+        self.last = now
+        done = self.done_before + self.stats.counts["scored"] + self.stats.counts["model_error"]
+        planned = self.info["progress"]["planned"]
+        self.store.write_info({**self.info, "progress": progress_of(done, planned)})
+
+
 async def _run_with_progress(
-    plan: RunPlan, todo: Sequence[WorkItem], store: RunStore, stats: SessionStats, console: Console
+    plan: RunPlan,
+    todo: Sequence[WorkItem],
+    store: RunStore,
+    stats: SessionStats,
+    console: Console,
+    on_record: Callable[[], None],
 ) -> None:
     columns = (
         TextColumn("{task.description}"),
@@ -267,6 +295,7 @@ async def _run_with_progress(
 
         def advance(name: str) -> None:
             bar.advance(bars[name])
+            on_record()
             if plain is not None:
                 plain.advance()
 
