@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Console
-from rich.measure import Measurement
 from rich.table import Table
 
 from toolbench.report.bootstrap import Estimate
@@ -198,22 +198,30 @@ def task_grids(runs: Sequence[LoadedRun], reference: LoadedRun | None) -> list[G
 
 
 def render_rich(grid: Grid, console: Console) -> None:
-    """The grid as a table when it fits the terminal; else ``stacked`` (a few columns, a
-    section per row), so nothing is wrapped into unreadable slivers or cut."""
-    table = Table(title=grid.title)
-    for column in grid.columns:
-        table.add_column(column, overflow="fold")
-    for row in grid.rows:
-        table.add_row(*[grid.text(c) for c in row])
-    console.print(table if fits(table, console) else stacked(grid))
+    """The grid as a table when its cells fit the terminal unwrapped (headers may wrap at
+    spaces); else ``stacked`` (a few columns, a section per row), so no number is broken over
+    lines and no name is cut."""
+    widths = cell_widths(grid)
+    if 1 + sum(width + 3 for width in widths) <= console.width:
+        table = Table(title=grid.title)
+        for column, width in zip(grid.columns, widths, strict=True):
+            table.add_column(column, overflow="fold", min_width=width)
+        for row in grid.rows:
+            table.add_row(*[grid.text(c) for c in row])
+        console.print(table)
+    else:
+        console.print(stacked(grid))
     for note in grid.notes:
         console.print(note, style="yellow", markup=False)
 
 
-def fits(table: Table, console: Console) -> bool:
-    """Whether ``table`` prints at its natural width (no column squeezed) in this console."""
-    unbounded = console.options.update(width=10_000, max_width=10_000)
-    return Measurement.get(console, unbounded, table).maximum <= console.width
+def cell_widths(grid: Grid) -> list[int]:
+    """Per column, the width its cells need unwrapped (and its header's longest word)."""
+    widths = [max((len(word) for word in column.split()), default=1) for column in grid.columns]
+    for row in grid.rows:
+        for index, cell in enumerate(row):
+            widths[index] = max(widths[index], cell_len(grid.text(cell)))
+    return widths
 
 
 def stacked(grid: Grid) -> Table:
