@@ -127,10 +127,12 @@ def test_csv_and_markdown_hold_every_table(cli: Cli, tmp_path: Path) -> None:
 
 
 def test_bad_report_flags_are_one_line_exit_2(cli: Cli, tmp_path: Path) -> None:
-    a, b, _, _ = _three_runs(tmp_path)
-    code, _, err = cli("report", str(a), str(b), "--reference", str(tmp_path / "zzz"))
+    a, b, c, _ = _three_runs(tmp_path)
+    code, _, err = cli("report", str(a), str(b), "--reference", str(c))
     assert code == 2 and "--reference" in err and "not one of the runs" in err
     assert len(err.strip().splitlines()) == 1
+    code, _, err = cli("report", str(a), str(b), "--reference", str(tmp_path / "zzz"))
+    assert code == 2 and "--reference" in err and "no such folder" in err
     code, _, err = cli("report", str(a), "--html", str(tmp_path))
     assert code == 2 and "--html" in err and "is a folder" in err
     code, _, err = cli("report", str(a), "--csv", str(tmp_path / "nope" / "t.csv"))
