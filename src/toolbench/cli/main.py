@@ -196,7 +196,7 @@ def _add_run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     run.add_argument(
         "--sandbox-workers",
         type=argtypes.positive_int,
-        help="processes running programs (default: one per CPU, within the memory limit)",
+        help="processes running programs (default: one per CPU)",
     )
     run.add_argument(
         "--sandbox-timeout", type=argtypes.seconds, default=2.0, help="seconds per program"
