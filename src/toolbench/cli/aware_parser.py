@@ -73,7 +73,10 @@ def _add_build(aware_sub: argparse._SubParsersAction[Any]) -> None:
         "--out", type=argtypes.PathArg("new_file"), required=True, help="dataset file to write"
     )
     build.add_argument("--seed", type=argtypes.seed, default=0, help="seed of every random pick")
-    build.add_argument("--model", help="rewriting model for utterance_removal (any model spec)")
+    build.add_argument(
+        "--model",
+        help="rewriting model for utterance_removal: openai:MODEL, hf:PATH or replay:FILE",
+    )
     build.add_argument(
         "--removal-kind",
         choices=("missing_argument", "unclear_request"),
@@ -82,8 +85,9 @@ def _add_build(aware_sub: argparse._SubParsersAction[Any]) -> None:
     )
     build.add_argument(
         "--verify-model",
-        help="api_replacement: a judge model asked whether an offered API still serves the "
-        "request; twins it judges servable are rebuilt from the next-ranked candidate",
+        help="api_replacement: a judge model (openai:MODEL, hf:PATH or replay:FILE) asked "
+        "whether an offered API still serves the request; twins it judges servable are rebuilt "
+        "from the next-ranked candidate",
     )
     _model_flags(build)
     build.add_argument(
@@ -192,7 +196,11 @@ def _add_run(aware_sub: argparse._SubParsersAction[Any]) -> None:
         type=argtypes.PathArg("file"),
         help="dataset to draw demonstrations from (default: the evaluated dataset)",
     )
-    run.add_argument("--judge", help="model spec that grades explanations (--mode explain)")
+    run.add_argument(
+        "--judge",
+        help="model that grades explanations (--mode explain): openai:MODEL, hf:PATH or "
+        "replay:FILE",
+    )
     run.add_argument(
         "--judge-labels",
         type=argtypes.PathArg("file"),
