@@ -5,12 +5,14 @@ the issue named, written out here."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.conftest import CliResult
 from toolbench.cli import argtypes
 from toolbench.errors import UserError
 
@@ -123,3 +125,23 @@ def test_isolation_setting_is_checked_up_front(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv(isolation.ENV_VAR, "strict")
     with pytest.raises(UserError, match=r"TOOLBENCH_ISOLATION='strict' is not a setting"):
         isolation.requested()
+
+
+def test_full_isolation_that_cannot_be_had_is_refused_before_the_run(
+    cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """TOOLBENCH_ISOLATION=full on a machine without bubblewrap: one line before any work
+    (it used to surface as a traceback when run.json was finalised)."""
+    from toolbench.sandbox import isolation
+
+    monkeypatch.setenv(isolation.ENV_VAR, "full")
+    monkeypatch.setattr(isolation.shutil, "which", lambda name: None)
+    isolation.detect.cache_clear()
+    try:
+        out = tmp_path / "run"
+        code, _, err = cli("run", "home_search", "--model", "baseline", "--out", str(out))
+    finally:
+        isolation.detect.cache_clear()
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "TOOLBENCH_ISOLATION=full" in err and "bubblewrap" in err
+    assert not out.exists()
