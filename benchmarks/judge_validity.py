@@ -18,19 +18,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from tests.judge_validity.generate import JUDGED_TASKS
 from tests.judge_validity.harness import evaluate, format_report
 from toolbench.errors import UserError
-from toolbench.tasks.registry import TASKS
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("task", help=f"one of: {', '.join(TASKS)}, or 'all'")
+    parser.add_argument("task", choices=[*JUDGED_TASKS, "all"], help="a task, or all of them")
     parser.add_argument("--data-dir", type=Path, help="folder with <task>/<version>/test.jsonl")
     parser.add_argument("--version", default="v0")
     parser.add_argument("--limit", type=int, help="at most this many samples, spread evenly")
     args = parser.parse_args(argv)
-    names = list(TASKS) if args.task == "all" else [args.task]
+    names = list(JUDGED_TASKS) if args.task == "all" else [args.task]
     missed = []
     for name in names:
         started = time.perf_counter()

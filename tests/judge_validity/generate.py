@@ -13,6 +13,9 @@ from tests.judge_validity.cases import SWAP, Case
 from toolbench.types import Sample
 
 CURL_TASKS = ("open_weather", "the_cat_api")
+# The tasks this check derives cases for (virtual_home, web_shop and tabletop have none: their
+# judges are diff-tested against the originals' own code instead).
+JUDGED_TASKS = ("home_search", "booking", "google_sheets", *CURL_TASKS)
 
 
 def cases_for_task(
