@@ -218,7 +218,7 @@ def test_cli_build_is_byte_identical_for_a_seed(
             "did you mean 'slot_removal'",
         ),
         (["--source", "task:booking", "--manipulation", "utterance_removal"], "needs --model"),
-        (["--source", "task:booking", "--rank", "0"], "--rank 0"),
+        (["--source", "task:booking", "--rank", "0"], "argument --rank: '0': must be at least 1"),
     ],
 )
 def test_cli_build_errors_are_one_line_exit_2(
