@@ -134,3 +134,14 @@ def test_dense_retriever_run_and_embedding_cache(
         "prompt", "booking", "--sample", "3", "--retriever", "dense", "--top-k-api", "4"
     )
     assert code == 0 and prompt.count("\nAPI.") + prompt.startswith("API.") >= 1
+
+
+def test_training_pairs_of_a_task_without_them_are_refused(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """tabletop's samples are programs that call the model themselves: no prompt/completion
+    pairs to write, said in one line (it was a KeyError traceback)."""
+    code, _, err = cli("data", "generate", "tabletop", "--split", "train", "--n", "3",
+                       "--out", str(tmp_path / "t"))  # fmt: skip
+    assert code == 2 and "--split train" in err and "use --split test" in err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "t").exists()

@@ -32,6 +32,12 @@ def command_generate(args: argparse.Namespace, console: Console) -> int:
         )
         return 0
     # Training data for fine-tuning: the full prompt the model will see, and the gold program.
+    if records and not {"prompt", "completion"} <= set(records[0]):
+        raise UserError(
+            f"--split train: {task.name}'s samples are not one prompt and one gold completion "
+            "(its model calls are made by a running program), so it has no training pairs; "
+            "use --split test"
+        )
     context = TaskContext(
         functions=tuple(Doc(name, text.strip()) for name, text in generator.functions.items()),
         examples=tuple(Doc(f"{i}.txt", text.strip()) for i, text in enumerate(examples)),
