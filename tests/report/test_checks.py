@@ -127,3 +127,57 @@ def test_damaged_line_is_one_line_exit_2(cli: Callable[..., CliResult], tmp_path
     code, _, err = cli("report", str(folder), "--allow-modified")
     assert code == 2 and err.count("\n") == 1
     assert f"{folder / SAMPLES_FILE}:5: record is nested too deeply" in err
+
+
+def test_a_log_stripped_of_its_chain_is_refused_not_taken_for_an_older_one(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """Every record's chain field and run.json's log_chain deleted, metrics forged: run.json
+    still shows a version that chains every log wrote it, so the log is modified."""
+    folder = tmp_path / "run"
+    assert cli("run", "home_search", "--model", "baseline", "--limit", "4",
+               "--out", str(folder))[0] == 0  # fmt: skip
+    info = json.loads((folder / RUN_FILE).read_text())
+    del info["log_chain"]
+    (folder / RUN_FILE).write_text(json.dumps(info))
+    stripped = []
+    for line in (folder / SAMPLES_FILE).read_text().splitlines():
+        record = json.loads(line)
+        del record["chain"]
+        record["success"] = True
+        stripped.append(json.dumps(record))
+    (folder / SAMPLES_FILE).write_text("\n".join(stripped) + "\n")
+    code, out, err = cli("report", str(folder))
+    assert code == 2 and out == "" and "the chain was removed" in err
+    assert len(err.strip().splitlines()) == 1
+    code, _, err = cli("run", "home_search", "--model", "baseline", "--limit", "4",
+                       "--out", str(folder))  # fmt: skip
+    assert code == 2 and "the chain was removed" in err and "the run folder was modified" in err
+    for marker in ("log_verified", "progress"):  # either field alone gives it away
+        kept = {k: v for k, v in info.items() if k not in ("log_verified", "progress")}
+        (folder / RUN_FILE).write_text(json.dumps({**kept, marker: info[marker]}))
+        assert "the chain was removed" in cli("report", str(folder))[2]
+
+
+def test_an_older_log_resumed_now_stays_unchained_and_reports(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """A log begun before chains existed, continued by this version: run.json says so outright
+    (log_chain names it unchained), and report reads it as an older log, not a stripped one."""
+    folder = tmp_path / "old"
+    assert cli("run", "home_search", "--model", "baseline", "--limit", "4",
+               "--out", str(folder))[0] == 0  # fmt: skip
+    lines = (folder / SAMPLES_FILE).read_text().splitlines()
+    old = [json.dumps({k: v for k, v in json.loads(line).items() if k != "chain"})
+           for line in lines[:2]]  # fmt: skip
+    (folder / SAMPLES_FILE).write_text("\n".join(old) + "\n")
+    info = json.loads((folder / RUN_FILE).read_text())
+    legacy = {k: v for k, v in info.items() if k not in ("log_chain", "log_verified", "progress")}
+    (folder / RUN_FILE).write_text(json.dumps({**legacy, "status": "interrupted"}))
+    code, out, err = cli("run", "home_search", "--model", "baseline", "--limit", "4",
+                         "--out", str(folder))  # fmt: skip
+    assert code == 0, err
+    assert json.loads((folder / RUN_FILE).read_text())["log_chain"].startswith("none:")
+    code, out, _ = cli("report", str(folder))
+    assert code == 0 and "log not chained (written by an older version)" in out
+    assert "status: complete, 4 of 4" in out

@@ -15,6 +15,7 @@ from toolbench.runner.store import (
     ATTEMPTS_FILE,
     RUN_FILE,
     SAMPLES_FILE,
+    UNCHAINED_LOG,
     DamagedRecord,
     RunStore,
     load_log,
@@ -241,8 +242,9 @@ def test_logs_from_older_versions_are_unchained_and_stay_so(tmp_path: Path) -> N
     store.append(_record("1"))
     store.close()
     assert "chain" not in lines(tmp_path)[-1]
-    assert chain.ANCHOR_KEY not in read_run_info(tmp_path)
-    assert store.verify().state == "unchained"
+    # run.json says outright that the log is unchained (a missing log_chain would not say it).
+    assert read_run_info(tmp_path)[chain.ANCHOR_KEY] == UNCHAINED_LOG
+    assert store.verify().state == "unchained" and check(tmp_path).state == "unchained"
 
 
 def test_a_chained_log_whose_anchor_was_removed_is_modified(tmp_path: Path) -> None:

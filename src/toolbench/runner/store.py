@@ -97,12 +97,35 @@ def load_log(folder: Path, info: dict[str, Any]) -> tuple[list[dict[str, Any]], 
     anchor in ``info`` (its run.json). For ``report``: reads the log once."""
     lines = read_log(folder / SAMPLES_FILE)
     records = [_unchained(line.record) for line in lines]
-    raw = info.get(ANCHOR_KEY)
-    anchor = Anchor.from_json(raw)
-    if raw is not None and anchor is None:
-        return records, LogCheck(MODIFIED, line=1, reason=f"{RUN_FILE} log_chain is malformed")
+    anchor, problem = anchor_of(info)
+    if problem:
+        return records, LogCheck(MODIFIED, line=1, reason=problem)
     exact = info.get("status") != "running"
     return records, check_chain(_numbered(lines), anchor, exact=exact)
+
+
+# run.json's log_chain for a log begun by a version without checksum chains: said outright, so
+# that a run.json with no log_chain at all can be known to have lost it.
+UNCHAINED_LOG = "none: the log was begun by a version without checksum chains"
+
+
+def anchor_of(info: dict[str, Any]) -> tuple[Anchor | None, str | None]:
+    """run.json's chain anchor (None for a log begun before chains existed), and what is wrong
+    when run.json was modified: a malformed log_chain, or none at all where run.json shows a
+    version that chains every log wrote it (it says its log was verified, or it records
+    progress). Deleting every chain field must not pass for an older version's log."""
+    raw = info.get(ANCHOR_KEY)
+    if raw == UNCHAINED_LOG:
+        return None, None
+    if raw is None:
+        if info.get("log_verified") is True or "progress" in info:
+            return None, (
+                f"{RUN_FILE} has no log_chain, yet a version that chains every log wrote it "
+                "(it records log_verified or progress): the chain was removed"
+            )
+        return None, None
+    anchor = Anchor.from_json(raw)
+    return (anchor, None) if anchor is not None else (None, f"{RUN_FILE} log_chain is malformed")
 
 
 def read_log(path: Path) -> list[LogLine]:
@@ -256,10 +279,9 @@ class RunStore:
         a fresh one for a new log; None for a log written before chains existed."""
         info = read_run_info(self.folder) if self.exists() else {}
         lines = read_log(self.samples_file)
-        raw = info.get(ANCHOR_KEY)
-        anchor = Anchor.from_json(raw)
-        if raw is not None and anchor is None:
-            raise UserError(f"{self.run_file}: log_chain is malformed; the run folder was modified")
+        anchor, problem = anchor_of(info)
+        if problem:
+            raise UserError(f"{self.folder}: {problem}; the run folder was modified")
         if anchor is None and not lines:
             return Anchor.fresh()
         check = check_chain(_numbered(lines), anchor, exact=info.get("status") != "running")
@@ -317,7 +339,8 @@ class RunStore:
         """Write run.json; it always carries the log's current anchor (the chain's head)."""
         self.folder.mkdir(parents=True, exist_ok=True)
         anchor = self._chain()
-        write_json_atomic(self.run_file, {**info, **_anchor(anchor)} if anchor else info)
+        chain = _anchor(anchor) if anchor else {ANCHOR_KEY: UNCHAINED_LOG}
+        write_json_atomic(self.run_file, {**info, **chain})
 
     def append(self, record: dict[str, Any]) -> None:
         """Append one record, bounded and chained, flushed at once (a kill keeps it)."""
