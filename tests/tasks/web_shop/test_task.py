@@ -14,7 +14,9 @@ import pytest
 
 from tests.conftest import CliResult, read_run
 from tests.fakeserver import FakeOpenAIServer
+from tests.tasks.web_shop.exact import exact_purchase_reward
 from toolbench.tasks.web_shop.shopper import ShopperMemory, next_action
+from toolbench.tasks.web_shop.store import Store
 
 VOLATILE = ("latency_s", "chain")  # timing and the log's random chain seed
 
@@ -61,9 +63,16 @@ def test_oracle_buys_the_goal_on_every_test_id(
     assert code == 0, err
     info, records = read_run(tmp_path / "run")
     metrics = info["metrics"]["web_shop"]
-    assert len(records) >= 200
-    assert metrics["reward"] == 1.0 and metrics["success_rate"] == 1.0
-    assert metrics["purchase_match_rate"] == 1.0 and metrics["crash_rate"] == 0.0
+    assert len(records) == 250
+    # Every purchase is exact; WebShop's reward for it is 1 except on goals 143, 152, 156, 231
+    # (0.8, 0.75, 0.75, 0.75: its colour normaliser loses "grapefruit"/"sandalwood").
+    store = Store.load()
+    for record in records:
+        expected = exact_purchase_reward(store.goal(int(record["id"])))
+        assert record["metrics"]["reward"] == pytest.approx(expected), record["id"]
+    assert metrics["reward"] == pytest.approx((246 + 0.8 + 3 * 0.75) / 250)
+    assert metrics["success_rate"] == 1.0 and metrics["crash_rate"] == 0.0
+    assert metrics["purchase_match_rate"] == pytest.approx(246 / 250)
     assert info["metric_names"]["web_shop"] == [
         "success_rate", "reward", "purchase_match_rate", "crash_rate", "mean_turns"
     ]  # fmt: skip
@@ -217,6 +226,26 @@ def test_an_original_layout_folder_with_only_ids(
     info, records = read_run(tmp_path / "run")
     assert [r["id"] for r in records] == ["10", "4000"]
     assert info["metrics"]["web_shop"]["reward"] == 1.0
+
+
+def test_the_oracle_scores_webshops_reward_on_normalised_options(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """An exact purchase of a goal asking for "grapefruit"/"sandalwood" scores what WebShop's
+    get_reward gives it (worked out in test_reward.WEBSHOP_EXACT), not 1."""
+    folder = tmp_path / "data" / "web_shop" / "v0"
+    folder.mkdir(parents=True)
+    ids = [143, 152, 156, 231, 0]
+    (folder / "test.jsonl").write_text("".join(f'{{"id": {i}}}\n' for i in ids))
+    out = tmp_path / "run"
+    code, _, err = cli("run", "web_shop", "--model", "oracle", "--data-dir",
+                       str(tmp_path / "data"), "--out", str(out))  # fmt: skip
+    assert code == 0, err
+    info, records = read_run(out)
+    rewards = {int(r["id"]): r["metrics"]["reward"] for r in records}
+    assert rewards == pytest.approx({143: 0.8, 152: 0.75, 156: 0.75, 231: 0.75, 0: 1.0})
+    assert all(r["prediction"] == "click[Buy Now]" for r in records)
+    assert info["metrics"]["web_shop"]["purchase_match_rate"] == pytest.approx(1 / 5)
 
 
 @pytest.mark.parametrize(

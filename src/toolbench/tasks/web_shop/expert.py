@@ -3,7 +3,9 @@
 It reads only the session's state and the goal, so it recovers from any detour: search with
 the goal's query (or, when that query does not list the goal product, its title), page to the
 product, open it, select each goal option not yet selected, buy. Buying the goal product with
-the goal options at its price under the cap is reward 1 by construction.
+the goal options at its price under the cap is the exact purchase: reward 1, except where
+WebShop's colour normaliser loses an option ("grapefruit" read as "grape"), which WebShop
+scores below 1 too (goals 143, 152, 156, 231 of the test ids).
 """
 
 from __future__ import annotations

@@ -4,11 +4,13 @@ reward = r_type x (attribute matches + option matches + price ok) / (#attributes
 
 - An attribute matches when a product attribute has a token-set ratio > 85 with it, else when
   it occurs in the lower-cased title, joined bullet points or description.
-- Options: purchased values and goal options go through the colour normaliser; a goal option
-  of a synthetic goal is the pair ``(name, value)``, which stays a pair unless one of its two
-  strings *is* a colour word, and is then compared as its ``str()`` (so the option name adds
-  tokens: ``'x-large'`` vs ``('size', 'large')`` is 83, no match). It matches when some
-  purchased value has ratio > 85.
+- Options: purchased values and goal options go through WebShop's colour normaliser (its
+  list, first substring wins); a goal option of a synthetic goal is the pair ``(name, value)``,
+  which stays a pair unless one of its two strings *is* a colour word, and is then compared
+  as its ``str()`` (so the option name adds tokens: ``'x-large'`` vs ``('size', 'large')`` is
+  83, no match). It matches when some purchased value has ratio > 85. So buying exactly the
+  goal's "grapefruit" (normalised to "grape") misses ``('flavor', 'grapefruit')``, as in
+  WebShop.
 - r_type: 1; 0.5 when neither the queries are equal, nor the category paths share two
   elements, nor the title score exceeds 0.2; 0.1 when the title score is below 0.1; 0 when it
   is 0 (later rules win). The title score is |set(goal nouns) & set(bought nouns)| over the
@@ -31,15 +33,22 @@ from toolbench.tasks.web_shop.catalogue import CATEGORY_SEP, Goal, Product
 
 THRESHOLD = 85
 _NON_WORD = re.compile(r"(?u)\W")
-# Our colour list for the normaliser: the first entry found in a value is its colour
-# (compound names first, so "navy blue" is not read as "blue").
+# WebShop's colour list (normalize.py ``COLOR_SET``), in its order: the normaliser answers the
+# first entry contained in a value, so order is part of the reward ("navy blue" -> "blue",
+# listed before "navy"; "grapefruit" -> "grape"; "sandalwood" -> "sand"; "standard" -> "tan").
 COLOURS = (
-    "navy blue", "sky blue", "light blue", "dark blue", "royal blue", "dark grey",
-    "light grey", "dark green", "olive green", "hot pink", "light pink", "rose gold",
-    "off white", "black", "white", "grey", "gray", "silver", "red", "burgundy", "maroon",
-    "orange", "coral", "yellow", "gold", "beige", "khaki", "tan", "brown", "camel",
-    "green", "olive", "mint", "teal", "turquoise", "blue", "navy", "purple", "lavender",
-    "violet", "pink", "nude", "berry", "blonde", "auburn", "clear", "multicolor",
+    "alabaster", "apricot", "aqua", "ash", "asphalt", "azure", "banana", "beige", "black",
+    "blue", "blush", "bordeaux", "bronze", "brown", "burgundy", "camel", "camo", "caramel",
+    "champagne", "charcoal", "cheetah", "chestnut", "chocolate", "christmas", "coffee",
+    "cognac", "copper", "coral", "cranberry", "cream", "crystal", "dark", "denim",
+    "eggplant", "elephant", "espresso", "fuchsia", "gold", "granite", "grape", "graphite",
+    "grass", "gray", "green", "grey", "heather", "indigo", "ivory", "ivy", "khaki",
+    "lavender", "lemon", "leopard", "light", "lilac", "lime", "magenta", "maroon", "mauve",
+    "merlot", "midnight", "mint", "mocha", "multicolor", "mushroom", "mustard", "natural",
+    "navy", "nude", "olive", "orange", "peach", "pewter", "pink", "plum", "purple",
+    "rainbow", "red", "rose", "royal", "rust", "sand", "sapphire", "seashell", "silver",
+    "skull", "slate", "steel", "stone", "stonewash", "sunflower", "tan", "taupe", "teal",
+    "tiger", "turquoise", "violet", "walnut", "wheat", "white", "wine", "yellow",
 )  # fmt: skip
 
 
@@ -58,8 +67,11 @@ def ratio(a: str, b: str) -> int:
 
 
 def normalize_colour(value: Any) -> Any:
-    """The first colour of ``COLOURS`` contained in ``value`` (for a pair: equal to one of
-    its strings), else ``value`` unchanged."""
+    """WebShop's ``normalize_color``: the first entry of ``COLOURS`` that is a substring of
+    ``value`` (for a goal's ``(name, value)`` pair ``in`` is tuple membership, so only a
+    string *equal* to an entry), else ``value`` unchanged. Kept quirks and all, because the
+    reward must equal the original's: an exact purchase of "grapefruit" becomes "grape",
+    which no longer matches the goal pair, so the original scores it below 1."""
     for colour in COLOURS:
         if colour in value:
             return colour

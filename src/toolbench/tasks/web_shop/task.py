@@ -85,8 +85,8 @@ class WebShopTask(OfflineFolderTask):
         )  # fmt: skip
 
     async def prepare(self, data: TaskData, sandbox: ProgramRunner) -> None:
-        """Nothing to execute: each goal is stored whole, and the expert reaching reward 1 on
-        every goal is checked by the tests."""
+        """Nothing to execute: each goal is stored whole, and the expert's exact purchase of
+        every goal (scored as WebShop scores it) is checked by the tests."""
         return None
 
     def first_request(
