@@ -232,15 +232,22 @@ def test_samples_passing_with_an_empty_program_are_flagged() -> None:
 
 
 def test_threshold_edges_follow_the_original() -> None:
-    """SI_2 uses <= 0.05, SI_6 uses < 0.05: exactly 5 cm off passes one and fails the other."""
+    """SI_2 uses <= 0.05, SI_6 uses < 0.05, on float32 positions as the original read them:
+    a block 5 cm right of the top side sits at float32(0.05) = 0.0500000007, out of both
+    (test_check_ties.py pins the exact ties)."""
     x, y = PLACES["top side"]
     cfg = configs({"corner_or_side": "top side"}, blocks={"red block": (0.0, -0.5)}, bowls={})
-    assert check("SI_2", cfg, state(cfg, {}), state(cfg, {"red block": (x + THRESHOLD, y)})).success
+    final = state(cfg, {"red block": (x + THRESHOLD, y)})
+    assert not check("SI_2", cfg, state(cfg, {}), final).success
+    final = state(cfg, {"red block": (x + 0.0499, y)})
+    assert check("SI_2", cfg, state(cfg, {}), final).success
     variables = {"distance": "closest", "bowl": "red bowl", "corner_or_side": "top side",
                  "target_block": "red block"}  # fmt: skip
     cfg = configs(variables)
     final = state(cfg, {"red block": (x + THRESHOLD, y)})
     assert not check("SI_6", cfg, state(cfg, {}), final).success
+    final = state(cfg, {"red block": (x + 0.0499, y)})
+    assert check("SI_6", cfg, state(cfg, {}), final).success
 
 
 def test_broken_inputs_are_failures_with_a_note_not_exceptions() -> None:
