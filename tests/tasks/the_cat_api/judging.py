@@ -55,7 +55,11 @@ ORIGINAL: list[tuple[str, str, bool]] = [
     ("Show all my votes.", _get("votes"), False),
     ("What was vote 55021?", _get("votes/55021"), False),
     ("Thumbs up for image p9z.", _post("votes", '{"image_id":"p9z", "value":1}'), False),
-    ("Thumbs down for image c3c.", _post("votes", '{"image_id":"c3c", "value":0}'), False),
+    ("Thumbs down for image c3c.", _post("votes", '{"image_id":"c3c", "value":-1}'), False),
+    ("Picture v7n has earned a negative vote.", _post("votes", '{"image_id":"v7n", "value":-1}'),
+     True),
+    ("Zero vote on image z0z, the old way.", _post("votes", '{"image_id":"z0z", "value":0}'),
+     False),
     ("Remove my vote 55022.", f"curl -X DELETE '{V1}/votes/55022'", False),
     ("Show me the cat image k0t.", _get("images/k0t"), False),
 ]  # fmt: skip

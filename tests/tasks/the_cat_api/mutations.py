@@ -106,7 +106,7 @@ def wrong_requests(gold: str, state: dict[str, Any] | None) -> list[tuple[str, s
             ("added sub_id", _line("POST", head, [], {**body, "sub_id": "not-asked"})),
         ]
         if head == "votes":
-            flipped = 1 - int(body.get("value", 1))
+            flipped = -1 if int(body.get("value", 1)) == 1 else 1  # the other direction
             out.append(("other vote value", _line("POST", head, [], {**body, "value": flipped})))
         return out
     if head == "breeds" and ident and ident != "search":

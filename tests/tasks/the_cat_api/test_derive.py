@@ -61,7 +61,7 @@ def test_derived_worlds_never_hold_empty_lists() -> None:
         state = derive_state(labels)
         assert len(state["favourites"]) >= FILLER_RECORDS
         assert len(state["votes"]) >= FILLER_RECORDS
-        assert {v["value"] for v in state["votes"]} == {0, 1}
+        assert {v["value"] for v in state["votes"]} == {-1, 1}
     listed = derive_state([f"curl -X GET '{V1}/votes?sub_id=kit-9'"])
     assert sum(v["sub_id"] == "kit-9" for v in listed["votes"]) >= 2
 

@@ -127,3 +127,24 @@ async def test_demonstrations_succeed() -> None:
     for query, line in docs.EXAMPLES:
         response = await run_curl(world(derive_state([line])), line)
         assert response.is_success, (query, response.text)
+
+
+def test_down_votes_are_minus_one_and_phrased_as_such(
+    test_set: list[dict[str, Any]], train_set: list[dict[str, Any]]
+) -> None:
+    """A down-vote is -1, as in the original test set; every vote request says its direction
+    in words of that direction only (a judge that tells 1 from -1 needs queries that do)."""
+    down_words = ("down", "dislike", "negative")
+    values: Counter[int] = Counter()
+    for record in test_set + train_set:
+        kind, _, body = endpoint(record["completion"][0])
+        if kind != "vote_add":
+            continue
+        values[body["value"]] += 1
+        said_down = any(word in record["prompt"].lower() for word in down_words)
+        assert said_down == (body["value"] == -1), record["prompt"]
+    assert set(values) == {1, -1} and values[-1] >= 5, values
+    assert any(endpoint(r["completion"][0])[2].get("value") == -1 for r in test_set)
+    assert "value -1 a down-vote" in docs.FUNCTIONS["vote_add"]
+    demo_values = [endpoint(line)[2].get("value") for _, line in docs.EXAMPLES]
+    assert demo_values.count(-1) >= 2 and demo_values.count(1) >= 1

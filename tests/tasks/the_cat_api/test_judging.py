@@ -127,8 +127,7 @@ def test_equivalent_rewrites_always_succeed() -> None:
     records = original_records() + v0_records()
     pairs = []
     for index, record in enumerate(records):
-        sample = sample_of(index, record)
-        sample.fields["compare_string_only"] = False
+        sample = sample_of(index, {**record, "compare_string_only": False})
         pairs += [(sample, line) for _, line in equivalent_requests(record["completion"][0])]
     outcomes = score_pairs(pairs)
     failed = [(p, o.message) for (_, p), o in zip(pairs, outcomes, strict=True) if not o.success]

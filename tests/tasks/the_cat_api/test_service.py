@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.tasks.the_cat_api.helpers import get, send, world
 from toolbench.tasks.the_cat_api import search
@@ -218,6 +219,27 @@ async def test_votes() -> None:
     assert (await send(w, "DELETE", "/v1/votes/5001")).json() == {"message": "SUCCESS"}
     assert (await send(w, "DELETE", "/v1/votes/5001")).status_code == 400
     assert (await send(w, "GET", "/v1/votes/5001")).status_code == 400
+
+
+@pytest.mark.parametrize("value", [-1, 0, 1, "-1", -1.0])
+async def test_vote_values_the_real_service_takes(value: object) -> None:
+    """-1 is a down-vote (the original test set's 15 down-votes send it), 1 an up-vote, and 0
+    (older documentation's down value) is kept as sent; each is stored as that integer."""
+    w = world()
+    sent = await send(w, "POST", "/v1/votes", _body({"image_id": IMAGES[3].id, "value": value}))
+    assert sent.status_code == 201, sent.text
+    assert sent.json()["value"] == int(float(str(value)))
+    [stored] = SERVICE.snapshot(w)["votes"]
+    assert stored["value"] == int(float(str(value))) and stored["image_id"] == IMAGES[3].id
+
+
+@pytest.mark.parametrize("value", [2, -2, 100, 0.5, True])
+async def test_other_vote_values_are_400s_and_store_nothing(value: object) -> None:
+    w = world()
+    sent = await send(w, "POST", "/v1/votes", _body({"image_id": IMAGES[3].id, "value": value}))
+    assert sent.status_code == 400
+    assert sent.text in ('"value" must be one of [-1, 0, 1]', '"value" must be an integer')
+    assert SERVICE.snapshot(w)["votes"] == []
 
 
 async def test_string_ids_from_original_data() -> None:

@@ -147,7 +147,7 @@ def _add_fillers(
         record: dict[str, Any] = {"id": next_id, "image_id": next(spare)}
         record["sub_id"] = subs[n % len(subs)]
         if vote:
-            record["value"] = 1 if n % 3 else 0
+            record["value"] = 1 if n % 3 else -1
         records.append(record)
         next_id += 1
 

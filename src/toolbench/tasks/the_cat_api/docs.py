@@ -82,9 +82,10 @@ FUNCTIONS: dict[str, str] = {
     ),
     "vote_get": (f"# Get one vote by its vote id.\ncurl -X GET '{BASE}/votes/{{vote_id}}'"),
     "vote_add": (
-        "# Vote on the image with id {image_id}: value 1 is an up-vote (like, thumbs up), value "
-        "0 a down-vote (dislike, thumbs down); no other value is accepted. "
-        '"sub_id" in the body is optional.\n'
+        "# Vote on the image with id {image_id}: value 1 is an up-vote (like, thumbs up, a "
+        "positive vote), value -1 a down-vote (dislike, thumbs down, a negative vote). 0 is "
+        "also accepted and kept as a vote of 0, which is not a down-vote; any other value is "
+        'refused. "sub_id" in the body is optional.\n'
         f'curl -X POST \'{BASE}/votes\' --data \'{{"image_id":"{{image_id}}", "value":{{value}}}}\''
     ),
     "vote_delete": (
@@ -144,7 +145,11 @@ EXAMPLES: list[tuple[str, str]] = [
     ("Look up vote 530012.", f"curl -X GET '{BASE}/votes/530012'"),
     (
         "Thumbs down for image svd.",
-        f'curl -X POST \'{BASE}/votes\' --data \'{{"image_id":"svd", "value":0}}\'',
+        f'curl -X POST \'{BASE}/votes\' --data \'{{"image_id":"svd", "value":-1}}\'',
+    ),
+    (
+        "In my opinion picture 8rFqW2xLz has earned a negative vote.",
+        f'curl -X POST \'{BASE}/votes\' --data \'{{"image_id":"8rFqW2xLz", "value":-1}}\'',
     ),
     (
         "I love the cat in image qe49DOFNx, upvote it please.",

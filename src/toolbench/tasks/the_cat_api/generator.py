@@ -168,7 +168,7 @@ def _state(rng: random.Random) -> dict[str, Any]:
     vote_id = rng.randrange(100000, 600000)
     for _ in range(rng.randint(1, 6)):
         sub_id = rng.choice(P.SUB_IDS) if rng.random() < 0.3 else None
-        value = rng.choice((1, 1, 0))
+        value = rng.choice((1, 1, -1))
         votes.append({"id": vote_id, "image_id": _image(rng), "sub_id": sub_id, "value": value})
         vote_id += rng.randint(1, 900)
     return {"favourites": favourites, "votes": votes}
@@ -274,7 +274,7 @@ def _record_parts(rng: random.Random, kind: str) -> Record:
             values["sub_id"] = sub_id
         line = f"curl -X POST '{BASE}/favourites' --data '{_body(fields)}'"
         return template, values, line, state
-    value = rng.choice((1, 1, 0))
+    value = rng.choice((1, 1, -1))
     image_id = _image(rng)
     verb = rng.random() < 0.6
     template = rng.choice(P.VOTE_ADD_VERB if verb else P.VOTE_ADD_NOUN)

@@ -160,14 +160,17 @@ VOTES_SUB = ("Show the votes cast by {sub_id}", "List votes for sub id {sub_id}"
 VOTES_RECENT = ("Show my {limit} {order} votes", "List the {limit} {order} votes")
 VOTE_GET = ("Show vote {vote_id}", "Get the details of vote #{vote_id}",
             "Look up my vote with id {vote_id}")  # fmt: skip
-# Vote value -> verbs ("please {value} image X") and nouns ("give a {value} to image X").
-VOTE_VERB = {1: ("upvote", "vote up", "like"), 0: ("downvote", "vote down", "dislike")}
-VOTE_NOUN = {1: ("thumbs up", "like"), 0: ("thumbs down", "dislike")}
+# Vote value -> verbs ("please {value} image X") and nouns ("give a {value} to image X"). A
+# down-vote is -1, as in the original test set; the pools keep their sizes so that the seeded
+# draws (and with them every other record) stay where they were.
+VOTE_VERB = {1: ("upvote", "vote up", "like"), -1: ("downvote", "vote down", "dislike")}
+VOTE_NOUN = {1: ("thumbs up", "positive vote"), -1: ("thumbs down", "negative vote")}
 VOTE_ADD_VERB = (
     "Please {value} image {image_id}", "I want to {value} cat photo {image_id}",
-    "Go ahead and {value} {image_id}", "Can you {value} the picture {image_id}?",
+    "{value} the picture with id {image_id}.", "Can you {value} the picture {image_id}?",
 )  # fmt: skip
-VOTE_ADD_NOUN = ("Give a {value} to the picture {image_id}", "Image {image_id} gets a {value}",
+VOTE_ADD_NOUN = ("Give a {value} to the picture {image_id}",
+                 "I think image {image_id} has earned a {value}.",
                  "Record a {value} for image {image_id}")  # fmt: skip
 VOTE_ADD_SUB = ("as user {sub_id}", "with sub id {sub_id}")
 VOTE_DELETE = ("Delete vote {vote_id}", "Remove my vote {vote_id}", "Undo vote number {vote_id}",

@@ -15,7 +15,10 @@ No API key is required (the original task's curl lines send none); ``api_key`` i
 Values outside the documented sets are 400s in the same plain-text shape, naming the
 parameter: ``size`` (thumb, small, med, full), ``mime_types`` (jpg, png, gif), ``order``
 (RANDOM, ASC, DESC; ASC/DESC for favourites and votes), breed and category ids that do not
-exist, boolean flags other than 0/1/true/false, and a vote ``value`` other than 0 or 1.
+exist, boolean flags other than 0/1/true/false, and a vote ``value`` other than -1, 0 or 1.
+A down-vote is ``-1``, as in the original task's test set (whose golds ran against the live
+service) and the service's current clients; ``0``, the down value of the service's older
+documentation, is accepted too and stored as it was sent (a different vote from ``-1``).
 
 Image search (``search.py`` over the procedural ``catalogue.py``): ``limit`` defaults to 1 and
 is clamped to 1..100; ``page`` is 0-based; ``order`` is ASC (oldest upload first), DESC or
@@ -52,7 +55,7 @@ from toolbench.tasks.the_cat_api.world import (
 HOST = "api.thecatapi.com"
 MAX_BODY = 64 * 1024  # bytes; a favourite or vote is a few dozen
 MAX_DEPTH = 32  # JSON nesting; a favourite or vote is one flat object
-VOTE_VALUES = (0, 1)  # down, up: the documented values
+VOTE_VALUES = (-1, 0, 1)  # down, older clients' down, up
 DUPLICATE = "DUPLICATE_FAVOURITE - favourites are unique for account + image_id + sub_id"
 _MIME_ALIASES = {"jpg": "jpg", "jpeg": "jpg", "png": "png", "gif": "gif"}
 _BOOLEANS = {"1": True, "true": True, "0": False, "false": False}
@@ -411,7 +414,7 @@ async def vote_add(request: Request) -> dict[str, Any]:
     except (TypeError, ValueError, OverflowError):
         raise ApiError(400, '"value" must be an integer') from None
     if value not in VOTE_VALUES:
-        raise ApiError(400, '"value" must be one of [0, 1]')
+        raise ApiError(400, f'"value" must be one of {list(VOTE_VALUES)}')
     new_id = world.next_id(world.votes, VOTE_ID_BASE)
     vote = {"id": new_id, "image_id": image_id, "sub_id": sub_id, "created_at": world.stamp()}
     world.votes.append({**vote, "value": value, "country_code": COUNTRY_CODE})
