@@ -1,14 +1,20 @@
 """A real browser shops in the store: Playwright driving Debian's chromium against the app on a
 loopback port. A scripted shopper searches, opens the right product, selects the options
 (seeing them selected), buys and sees reward 1; a wrong purchase shows a reward below 1; a
-search for markup shows it as text and runs nothing."""
+search for markup shows it as text and runs nothing; a form on another origin's page that posts
+to the store is refused by the store (the browser's own Origin/Sec-Fetch-Site headers)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+from starlette.routing import Route
 
 from tests.tasks.web_shop.live import serving
 from toolbench.tasks.web_shop.expert import ideal_action
@@ -42,6 +48,7 @@ def test_shopping_in_a_real_browser(browser_page: Any, url: str, store: Store) -
     _buys_the_right_product(browser_page, url, store)
     _buys_a_wrong_product(browser_page, url, store)
     _searches_for_markup(browser_page, url)
+    _a_foreign_page_cannot_shop(browser_page, url)
 
 
 def _buys_the_right_product(page: Any, url: str, store: Store) -> None:
@@ -93,3 +100,24 @@ def _searches_for_markup(page: Any, url: str) -> None:
     assert page.locator("main img, main svg, main script").count() == 0
     page.wait_for_timeout(200)
     assert dialogs == []
+
+
+def _a_foreign_page_cannot_shop(page: Any, url: str) -> None:
+    """Another origin (this host, another port) whose page posts a Buy Now form to the store."""
+    page.goto(f"{url}/?goal=0")
+    sid = page.url.rsplit("/", 1)[1]
+
+    async def attacker(request: Request) -> HTMLResponse:
+        return HTMLResponse(
+            f'<form method="post" action="{url}/s/{sid}">'
+            '<button id="go" name="action" value="click[Buy Now]">win</button></form>'
+        )
+
+    with serving(Starlette(routes=[Route("/", attacker)])) as elsewhere:
+        page.goto(elsewhere)
+        with page.expect_response(f"{url}/s/{sid}") as answer:
+            page.click("#go")
+        assert answer.value.status == 403
+        assert "refused" in page.inner_text("body")
+    state = httpx.get(f"{url}/api/sessions/{sid}", timeout=30).json()
+    assert state["turns"] == 0 and not state["done"] and state["page"]["kind"] == "search"

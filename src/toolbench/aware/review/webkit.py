@@ -35,7 +35,7 @@ import socket
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from starlette.exceptions import HTTPException
@@ -43,6 +43,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from toolbench.errors import UserError
+from toolbench.webcheck import check_same_origin
 
 MAX_FORM_BYTES = 64 * 1024
 MAX_FIELDS = 64
@@ -163,12 +164,8 @@ class Guard:
             raise HTTPException(400, f"unexpected Host {host[:100]!r}: open the address printed")
 
     def check_origin(self, request: Request) -> None:
-        site = request.headers.get("sec-fetch-site")
-        if site is not None and site not in ("same-origin", "none"):
-            raise HTTPException(403, "a form from another site was refused")
-        origin = request.headers.get("origin")
-        if origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
-            raise HTTPException(403, "a form from another origin was refused")
+        """The rule all our local servers share (``toolbench.webcheck``)."""
+        check_same_origin(request)
 
     async def post(self, request: Request) -> tuple[Session, Form]:
         """A POST's session and form after the origin and CSRF checks (403 otherwise)."""

@@ -14,7 +14,10 @@ cookies); the server keeps at most ``MAX_SESSIONS`` (the least recently used go 
 
 Everything a client sends is hostile input: bodies are read up to a cap, JSON is parsed
 totally, actions are bounded, and pages are rendered by autoescaped templates under a
-content security policy that allows no script at all.
+content security policy that allows no script at all. Every POST goes through the review UI's
+same-origin rule (``toolbench.webcheck``): a form another web page sends to this server from
+the same browser (its ``Origin`` or ``Sec-Fetch-Site`` says so) is refused with 403 and changes
+nothing; clients that send neither header (agent frameworks, curl) are served as before.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from starlette.routing import Route
 from toolbench.tasks.web_shop.store import StepResult, Store
 from toolbench.tasks.web_shop.web.episode import Episode
 from toolbench.tasks.web_shop.web.page_json import page_json
+from toolbench.webcheck import check_same_origin
 
 MAX_BODY_BYTES = 64 * 1024
 MAX_ACTION_CHARS = 4_000
@@ -46,7 +50,9 @@ HTML_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
     "form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    # Not no-referrer: under it a browser sends ``Origin: null`` with our own form POSTs, which
+    # the same-origin check refuses. same-origin still keeps the session URL from other sites.
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
 _TEMPLATES = jinja2.Environment(
@@ -254,6 +260,7 @@ async def _show(request: Request) -> Response:
 
 
 async def _post(request: Request) -> Response:
+    check_same_origin(request)
     shop: Shop = request.app.state.shop
     entry = shop.get(request.path_params["sid"])
     raw = (await _body(request)).decode("utf-8", errors="replace")
@@ -282,6 +289,7 @@ def _state(entry: _Entry, result: StepResult | None = None) -> dict[str, Any]:
 
 
 async def _api_open(request: Request) -> Response:
+    check_same_origin(request)
     shop: Shop = request.app.state.shop
     body = await _json_object(request)
     entry = shop.open(_goal_param(body.get("goal"), "goal"))
@@ -296,6 +304,7 @@ async def _api_get(request: Request) -> Response:
 
 
 async def _api_step(request: Request) -> Response:
+    check_same_origin(request)
     shop: Shop = request.app.state.shop
     entry = shop.get(request.path_params["sid"])
     action = (await _json_object(request)).get("action")
