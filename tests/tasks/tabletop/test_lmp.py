@@ -201,6 +201,39 @@ def test_a_nested_model_error_reaches_the_solve_loop(pool: SandboxPool, code: st
     assert result.ok and result.state["log"] == [1]
 
 
+# Model text holding a lone surrogate: an escape in the code makes one at run time (the code
+# itself is ASCII), or the reply carries one (a replayed or served reply can).
+SURROGATE_CASES = [
+    ({("tabletop_ui", "do it"): "record(parse_obj_name('\\ud800', 'objects = []'))"},
+     "parse_obj_name's query"),
+    ({("tabletop_ui", "do it"): "record(parse_position('left', 'objects = [\\'\\udfff\\']'))"},
+     "parse_position's context"),
+    ({("tabletop_ui", "do it"): "x = 1  # \ud800"}, "tabletop_ui's reply"),
+    ({("tabletop_ui", "do it"): "record(parse_obj_name('q', 'objects = []'))",
+      ("parse_obj_name", "q"): "ret_val = '\udc80'"}, "parse_obj_name's reply"),
+    ({("tabletop_ui", "do it"): "record(make_it(1))",
+      ("fgen", "make_it(1)"): "def make_it(a):\n    return '\ud800'"},
+     "the reply defining make_it"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("answers", "where"), SURROGATE_CASES)
+def test_text_utf8_cannot_encode_is_the_models_error(
+    pool: SandboxPool, answers: dict[tuple[str, str], str], where: str
+) -> None:
+    """It was a UnicodeEncodeError in the harness (the prompt's cache key), recorded as an
+    internal error; now the program crashes with a message that says whose text it was, no
+    prompt is built from it, and the worker serves the next sample."""
+    result, _, _, prompts = solve(pool, answers)
+    assert result.kind == "error", result
+    assert f"{where} holds text that cannot be encoded as UTF-8" in (result.error or "")
+    assert "the model wrote it" in (result.error or "")
+    for prompt in prompts:  # every prompt built was encodable (raises otherwise)
+        (prompt or "").encode("utf-8")
+    after, _, _, _ = solve(pool, {("tabletop_ui", "do it"): "record(2)"})
+    assert after.ok and after.state["log"] == [2]
+
+
 def test_infinite_lmp_recursion_stops_at_the_depth_cap(pool: SandboxPool) -> None:
     answers = {
         ("tabletop_ui", "do it"): "parse_obj_name('again')",

@@ -193,6 +193,43 @@ def test_original_layout_data_dir_runs(cli: Callable[..., CliResult], tmp_path: 
     assert len(records) == 5 and info["metrics"]["tabletop"]["success_rate_strict"] == 1.0
 
 
+def test_replayed_text_utf8_cannot_encode_is_a_model_error(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """A nested LMP query with a lone surrogate (an escape in the code) and a reply holding
+    one: each the model's error with a message saying so, not an internal error."""
+    replies = [
+        {"id": "SI_0-0", "step": "tabletop_ui",
+         "prediction": "x = parse_obj_name('\\ud800', 'objects = []')"},
+        {"id": "SI_1-0", "step": "tabletop_ui", "prediction": "x = 1  # \ud800"},
+    ]  # fmt: skip
+    replay = tmp_path / "replay.jsonl"
+    replay.write_text("".join(json.dumps(r) + "\n" for r in replies))
+    code, _, err = cli("run", "tabletop", "--model", f"replay:{replay}", "--limit", "2",
+                       "--out", str(tmp_path / "run"))  # fmt: skip
+    assert code == 0, err
+    _, records = read_run(tmp_path / "run")
+    messages = {r["id"]: (r["status"], r["message"]) for r in records}
+    for ident, where in (("SI_0-0", "parse_obj_name's query"), ("SI_1-0", "tabletop_ui's reply")):
+        status, message = messages[ident]
+        assert status == "model_error" and "internal error" not in message, message
+        assert f"{where} holds text that cannot be encoded as UTF-8" in message, message
+
+
+def test_data_with_a_lone_surrogate_is_exit_2(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    folder = tmp_path / "data" / "tabletop" / "v0"
+    folder.mkdir(parents=True)
+    record = json.loads((V0 / "test.jsonl").read_text().splitlines()[0])
+    record["configs"]["instruction"] = "\ud800" + record["configs"]["instruction"]
+    (folder / "test.jsonl").write_text(json.dumps(record) + "\n")  # the escape, ASCII on disk
+    code, _, err = cli("run", "tabletop", "--model", "oracle", "--data-dir",
+                       str(tmp_path / "data"), "--out", str(tmp_path / "run"))  # fmt: skip
+    assert code == 2 and ":1: " in err and "lone surrogate" in err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "run").exists()
+
+
 def test_prompt_command_shows_the_first_lmp_prompt(cli: Callable[..., CliResult]) -> None:
     from toolbench.tasks.tabletop import prompts
 

@@ -116,6 +116,29 @@ def _required_vars(tester_id: str, configs: Mapping[str, Any]) -> list[str]:
     return keys
 
 
+def _encodable(record: dict[str, Any]) -> dict[str, Any]:
+    """The record if UTF-8 can encode every string in it. A lone surrogate (a ``\\ud800``
+    escape without its pair) is valid JSON but reaches prompts, cache keys and logs, which
+    are UTF-8: refused here, as bad data, rather than failing each sample inside the run."""
+    stack: list[Any] = [record]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, (list, tuple)):
+            stack.extend(value)
+        elif isinstance(value, str) and not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as error:
+                raise ValueError(
+                    f"the text {value[:40]!a} holds a lone surrogate "
+                    f"({value[error.start]!a}), which UTF-8 cannot encode"
+                ) from None
+    return record
+
+
 def validate_record(record: Any) -> dict[str, Any]:
     """The record if it is well formed; ValueError saying what is wrong otherwise."""
     if not isinstance(record, dict):
@@ -182,7 +205,7 @@ def read_records(path: Path) -> list[dict[str, Any]]:
             if not line.strip():
                 continue
             try:
-                records.append(validate_record(_parse_line(line)))
+                records.append(_encodable(validate_record(_parse_line(line))))
             except (ValueError, KeyError, TypeError) as exc:
                 raise UserError(f"{where}: {exc}; {FIX}") from None
     if not records:

@@ -11,7 +11,9 @@ builds the prompt the original built (memo §2.2: base prompt, the session's his
 The worker is not trusted: a payload that is not exactly one of the two shapes, an unknown
 LMP, a function name that is not an identifier or text over ``MAX_TEXT_CHARS`` is refused
 (``HostRefused``: the program gets an exception and the sample crashes), never formatted
-into a prompt.
+into a prompt. So is model text that UTF-8 cannot encode (a lone surrogate, which a
+``'\\ud800'`` escape in the model's code makes): prompts, cache keys and logs are UTF-8, and it
+is the model's error, said as such, not the harness's.
 """
 
 from __future__ import annotations
@@ -85,7 +87,7 @@ class LmpSession:
 
     async def _lmp(self, lmp: str, query: str, context: str) -> Code:
         spec = LMPS[lmp]
-        code = await self._ask(self.lmp_request(lmp, query, context))
+        code = _utf8(await self._ask(self.lmp_request(lmp, query, context)), f"{lmp}'s reply")
         self.trace.append(LmpCall(lmp, query, context))
         if lmp == TOP_LMP and not self.top_code:
             self.top_code = code
@@ -98,7 +100,7 @@ class LmpSession:
         spec = LMPS[FGEN]
         prompt = f"{self.prompts.get(FGEN, '')}\n{spec.prefix}{signature}{spec.suffix}"
         request = self.request(f"fgen:{function}", prompt, spec.stops, (FGEN, signature, ""))
-        code = await self._ask(request)
+        code = _utf8(await self._ask(request), f"the reply defining {function}")
         self.trace.append(LmpCall(f"fgen:{function}", signature))
         return Code(code)
 
@@ -131,13 +133,28 @@ class LmpSession:
         )
 
 
-def _text(payload: dict[str, Any], key: str) -> str:
+def _text(payload: dict[str, Any], key: str, owner: str) -> str:
     value = payload.get(key)
     if not isinstance(value, str):
         raise HostRefused(f"{key} must be a string")
     if len(value) > MAX_TEXT_CHARS:
         raise HostRefused(f"{key} is longer than {MAX_TEXT_CHARS} characters")
-    return value
+    return _utf8(value, f"{owner}'s {key}")
+
+
+def _utf8(text: str, what: str) -> str:
+    """``text`` if UTF-8 can encode it; else the model's error, refused before a prompt, a
+    cache key or a log line meets it (there it was an internal error of the harness)."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise HostRefused(
+            f"{what} holds text that cannot be encoded as UTF-8 (a lone surrogate, "
+            f"{text[error.start]!a} at character {error.start}): the model wrote it"
+        ) from None
+    return text
 
 
 def _lmp_call(payload: Any) -> tuple[str, str, str]:
@@ -146,7 +163,7 @@ def _lmp_call(payload: Any) -> tuple[str, str, str]:
     lmp = payload["lmp"]
     if not isinstance(lmp, str) or lmp not in LMPS or lmp == FGEN:
         raise HostRefused("unknown LMP")
-    return lmp, _text(payload, "query"), _text(payload, "context")
+    return lmp, _text(payload, "query", lmp), _text(payload, "context", lmp)
 
 
 def _fgen_call(payload: Any) -> tuple[str, str]:
@@ -155,7 +172,7 @@ def _fgen_call(payload: Any) -> tuple[str, str]:
     name = payload["name"]
     if not (isinstance(name, str) and name.isidentifier() and len(name) <= MAX_NAME_CHARS):
         raise HostRefused("a generated function's name must be an identifier")
-    return name, _text(payload, "signature")
+    return name, _text(payload, "signature", f"fgen:{name}")
 
 
 def split_prompt(step: str, prompt: str, base: str) -> tuple[str, str, str]:
