@@ -102,6 +102,8 @@ def test_answers_skip_undo_and_progress(study: HumanSession, web: HumanWeb) -> N
     assert position(page) == order[1] and "1 of 8 answered" in page
     page = answer(client, token, order[1], "skip")
     assert position(page) == order[2] and "skipped" in page
+    page = answer(client, token, order[1], "skip")  # a resent skip: sent on, not stored again
+    assert position(page) == order[2] and "skipped" in page
     page = answer(client, token, order[2], "no")
     seq = re.search(r'name="seq" value="(\d+)"', page)
     assert seq and "2 of 8 answered" in page
@@ -247,6 +249,57 @@ def test_results_page_is_an_html_table_over_http(study: HumanSession) -> None:
     assert people[NAME][0] == "1" and people["bob"][0] == "2" and people["all"][0] == "3"
     text = html.unescape(response.text)
     assert "answered 3 of 8" in text and "confusion (label: yes / no)" in text
+
+
+def test_only_the_question_handed_to_an_annotator_takes_their_answer(study: HumanSession) -> None:
+    """A real server on loopback. Forms carry a position, which anyone can edit: an answer for
+    a question that was not handed to this annotator (nobody's, or someone else's) is a 409
+    and nothing is stored; their own question takes it, and a resent form for it goes on to
+    the next question without a second answer. A restarted server hands questions anew."""
+    from tests.aware.review.webserver import serving
+
+    def post(client: httpx.Client, token: str, pos: int, choice: str) -> httpx.Response:
+        return client.post("/answer", data={"csrf": token, "position": pos, "choice": choice})
+
+    everything = set(range(1, len(study.sample.ids) + 1))
+    web = HumanWeb(study, results_token="tok")
+    try:
+        with (
+            serving(web.app) as url,
+            httpx.Client(base_url=url, follow_redirects=True, timeout=30) as ann,
+            httpx.Client(base_url=url, follow_redirects=True, timeout=30) as bob,
+        ):
+            ann_token = login(ann, "ann")
+            login(bob, "bob")
+            mine, bobs = position(ann.get("/answer").text), position(bob.get("/answer").text)
+            nobodys = min(everything - {mine, bobs})
+            for pos in (nobodys, bobs):
+                for choice in ("yes", "no", "skip"):
+                    response = post(ann, ann_token, pos, choice)
+                    assert response.status_code == 409, (pos, choice, response.text[:300])
+                    assert "not given to you" in response.text
+            assert stored(study) == []
+            assert position(ann.get("/answer").text) == mine  # still hers, still on screen
+            assert "1 of 8 answered" in answer(ann, ann_token, mine, "yes")
+            resent = answer(ann, ann_token, mine, "no")  # a double click: sent on, not stored
+            assert "answered by someone else meanwhile" in resent
+            assert stored(study) == [(study.sample.ids[mine - 1], "ann", "answer", "yes")]
+    finally:
+        web.close()
+    restarted = HumanWeb(study, results_token="tok")
+    try:
+        with (
+            serving(restarted.app) as url,
+            httpx.Client(base_url=url, follow_redirects=True, timeout=30) as bob,
+        ):
+            token = login(bob, "bob")
+            shown = position(bob.get("/answer").text)
+            other = min(everything - {mine, shown})
+            assert post(bob, token, other, "no").status_code == 409
+            assert "2 of 8 answered" in answer(bob, token, shown, "no")
+    finally:
+        restarted.close()
+    assert [e[1:] for e in stored(study)] == [("ann", "answer", "yes"), ("bob", "answer", "no")]
 
 
 # ---- the command line ----

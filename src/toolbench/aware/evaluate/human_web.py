@@ -12,6 +12,9 @@ tables) are at ``/results?token=...`` with a token printed only to the person wh
 server. Answers are written ``exclusive`` and undo names the answer it cancels, so a resent form
 (double click, reload) never adds a second answer or undoes two. The seconds an instance was on
 screen are measured by the server from the first time it showed the instance to that annotator.
+A form's position is only taken if the server handed that question to that annotator (showed it
+to them, not yet answered or skipped by them): any other is a 409 and nothing is stored, so an
+edited form cannot answer someone else's question or one never shown.
 """
 
 from __future__ import annotations
@@ -144,6 +147,8 @@ class HumanWeb(SignIn):
         choice = one(form, "choice")
         if choice not in _DONE:
             raise HTTPException(400, "the answer must be yes, no or skip")
+        if not self._handed(session.name, instance_id):
+            return await run_in_threadpool(self._not_handed, session.name, instance_id)
         with self._shown_lock:
             shown = self._shown.pop((session.name, instance_id), None)
         seconds = round(time.monotonic() - shown, 3) if shown is not None else 0.0
@@ -165,6 +170,28 @@ class HumanWeb(SignIn):
         except Taken:
             return redirect("/answer?n=taken")
         return redirect(f"/answer?n={_DONE[choice]}")
+
+    def _handed(self, annotator: str, instance_id: str) -> bool:
+        """Whether this server showed ``instance_id`` to ``annotator`` and they have not
+        answered or skipped it since. The position in a form is typed by the participant's
+        browser, so it proves nothing; what the server handed out does. (Sessions live in
+        this server, so a form always comes back to the server that showed its question; a
+        restarted one shows the question again after sign-in.)"""
+        with self._shown_lock:
+            return (annotator, instance_id) in self._shown
+
+    def _not_handed(self, annotator: str, instance_id: str) -> Response:
+        """A form for a question not given to this annotator stores nothing. One already
+        answered, or skipped by them, is a resent form (double click, back button): it goes
+        on to the next question as before. Any other is refused, saying what to do."""
+        if instance_id in self.store.answers():
+            return redirect("/answer?n=taken")
+        mine = self.store.events(annotator=annotator)
+        if any(e.instance_id == instance_id and e.action == "skip" for e in mine):
+            return redirect("/answer?n=skipped")
+        raise HTTPException(
+            409, "that question was not given to you: go back to the answer page for yours"
+        )
 
     async def undo(self, request: Request) -> Response:
         session, form = await self.guard.post(request)
