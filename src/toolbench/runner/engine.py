@@ -6,9 +6,10 @@ loop runs tool-task samples and awareness items (``aware/evaluate/run.py``).
 
 Nothing a model writes ends the run. The task's whole solve loop is wrapped: an ``InfraError``
 or a sandbox failure anywhere in it (the model call, executing, scoring) is the sample's
-``infra_error`` (retried on resume); a model error is ``model_error``; any other exception is a
-``model_error`` naming the exception, so a harness bug stays visible. Records are bounded
-before they are written (``store.RunStore.append``).
+``infra_error`` (retried on resume); a model error is ``model_error``, and so is work on a reply
+that ran past its deadline (``solve.off_loop``); any other exception is a ``model_error``
+naming the exception, so a harness bug stays visible. Records are bounded before they are
+written (``store.RunStore.append``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,13 @@ from typing import Any
 
 from toolbench.models.base import Model, ModelOutputError
 from toolbench.runner.bounded import bounded_text
-from toolbench.runner.solve import Recorder, SampleState, TooManyCalls, prompt_hash
+from toolbench.runner.solve import (
+    DeadlineExceeded,
+    Recorder,
+    SampleState,
+    TooManyCalls,
+    prompt_hash,
+)
 from toolbench.runner.store import Key, RunStore
 from toolbench.sandbox import SandboxError
 from toolbench.tasks.base import Resources, Task
@@ -110,7 +117,7 @@ async def guarded_solve(solve: Callable[[], Awaitable[Outcome]], state: SampleSt
         return Outcome(status=Status.INFRA_ERROR, message=one_line(exc))
     except SandboxError as exc:  # the sandbox itself failed: the harness's problem
         return Outcome(status=Status.INFRA_ERROR, message=f"sandbox: {one_line_text(str(exc))}")
-    except (ModelOutputError, TooManyCalls) as exc:
+    except (ModelOutputError, TooManyCalls, DeadlineExceeded) as exc:
         return Outcome(status=Status.MODEL_ERROR, message=one_line(exc))
     except Exception as exc:  # one hostile reply must not end the run; say what happened
         where = "scoring this reply" if state.calls else "solving this sample"

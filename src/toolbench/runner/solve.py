@@ -5,17 +5,27 @@ an episode of many turns, a tool-calling loop, or a program that asks the model 
 runs. Whatever the shape, every model call goes through the ``Recorder`` the runner hands it,
 so every call is recorded on the sample's state (step, prompt hash, text, tool calls, tokens,
 latency, cache use) and reaches the run log, the totals and replay the same way.
+
+Model text is hostile input, and the harness parses it (extraction, grounding, action
+grammars, classifiers) on the same event loop that drives every other sample. Two limits here
+keep one reply from stalling the run: a reply over ``MAX_REPLY_CHARS`` is refused as the
+model's error before any task reads it, and CPU-heavy work on a large reply goes through
+``off_loop``, which runs it in a thread with a deadline (a breach is that sample's
+``model_error``; the other samples go on).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-from toolbench.models.base import Model
+from toolbench.models.base import Model, ModelOutputError
 from toolbench.models.digest import prompt_digest
 from toolbench.runner.bounded import bounded_text
 from toolbench.types import Generation, GenerationRequest, Sample
@@ -26,11 +36,75 @@ MAX_CALL_TEXT_CHARS = 4_000
 # A loop that never stops calling the model is cut off by the runner, whatever the task says.
 MAX_CALLS_PER_SAMPLE = 200
 
+# A reply longer than this is refused before any task parses it (1 MB of text is hundreds of
+# times any answer a tool task expects; every harness-side parser is linear up to it).
+MAX_REPLY_CHARS = 1_000_000
+# Work on one reply that ``off_loop`` runs may take this long before the sample fails.
+SCORING_DEADLINE_S = 30.0
+# Below this many characters ``off_loop`` runs the work inline: with linear parsers that is
+# well under a millisecond, cheaper than a thread hop.
+OFF_LOOP_MIN_CHARS = 4_000
+
 Generate = Callable[[GenerationRequest], Awaitable[Generation]]
+T = TypeVar("T")
 
 
 class TooManyCalls(Exception):
     """A solve loop asked for more model calls than any sample may make."""
+
+
+class DeadlineExceeded(Exception):
+    """Work on one sample's reply ran past its deadline: the sample's ``model_error``."""
+
+
+async def off_loop(
+    work: Callable[..., T], *args: Any, size: int, what: str = "scoring this reply"
+) -> T:
+    """``work(*args)`` without blocking the event loop for long: inline when its input (``size``
+    characters of model text) is small, else in a thread of its own, awaited for at most
+    ``SCORING_DEADLINE_S`` seconds. Past the deadline the sample fails (``DeadlineExceeded``)
+    and the thread is left to finish in the background (Python cannot stop a thread; the
+    inputs are capped, so it does finish); a thread per call, not a shared pool, so work left
+    running never delays another sample's start. ``work`` must not touch the event loop."""
+    if size <= OFF_LOOP_MIN_CHARS:
+        return work(*args)
+    deadline = SCORING_DEADLINE_S
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[T] = loop.create_future()
+
+    def settle(result: Any, error: BaseException | None) -> None:
+        if done.done():
+            return
+        if error is not None:
+            done.set_exception(error)
+        else:
+            done.set_result(result)
+
+    def target() -> None:
+        try:
+            result, error = work(*args), None
+        except BaseException as exc:  # handed to the awaiting sample, whatever it is
+            result, error = None, exc
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody is waiting any more
+            loop.call_soon_threadsafe(settle, result, error)
+
+    threading.Thread(target=target, name="toolbench-off-loop", daemon=True).start()
+    try:
+        return await asyncio.wait_for(asyncio.shield(done), deadline)
+    except asyncio.TimeoutError:
+        raise DeadlineExceeded(
+            f"{what} ran past its {deadline:g} s deadline (a {size:,}-character input); "
+            "a reply this costly to read counts as the model's failure"
+        ) from None
+
+
+def check_reply_size(text: str) -> None:
+    """Refuse a reply over ``MAX_REPLY_CHARS`` as the model's error, before anything parses it."""
+    if len(text) > MAX_REPLY_CHARS:
+        raise ModelOutputError(
+            f"the reply is {len(text):,} characters; the harness reads at most "
+            f"{MAX_REPLY_CHARS:,} characters of one reply"
+        )
 
 
 def prompt_hash(request: GenerationRequest) -> str:
@@ -138,6 +212,7 @@ class Recorder:
                 role=self._role,
             )
         )
+        check_reply_size(generation.text)  # after recording: the call happened and is counted
         return generation
 
     def _unique_step(self, step: str) -> str:

@@ -5,6 +5,9 @@ missing", "I think the answer is yes". The rules, in order: the first word; an "
 cue; otherwise every standalone yes/no word in the reply, if they all agree. Anything else
 (both words without a cue, neither word) is unparseable, which scores as wrong whatever the
 label: an unreadable answer never counts as abstaining or as proceeding.
+
+Replies are hostile input: at most ``MAX_CHARS`` characters are read, and every pattern is
+linear (no two repetitions can match the same characters).
 """
 
 from __future__ import annotations
@@ -15,7 +18,13 @@ import re
 MAX_CHARS = 4000
 
 _FIRST_WORD = re.compile(r"^[\s*_`\"'>#\-]*(yes|no)\b", re.IGNORECASE)
-_CUE = re.compile(r"\banswer\s*(?:is|would be|:)?\s*[*_`\"':]*\s*(yes|no)\b", re.IGNORECASE)
+# "answer", then optionally "is"/"would be"/":", then optionally quotes or emphasis, each part
+# followed by its own whitespace. (Written as ``\s*(?:is|would be|:)?\s*[*_`"':]*\s*`` this was
+# the same language, but three adjacent ``\s*`` made a run of spaces after "answer" cubic: a
+# 4,000-character reply took minutes. Here a space belongs to exactly one ``\s*``.)
+_CUE = re.compile(
+    r"\banswer\s*(?:(?:is|would be|:)\s*)?(?:[*_`\"':]+\s*)?(yes|no)\b", re.IGNORECASE
+)
 _WORD = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
 _VERDICT = re.compile(r"\b(incorrect|correct)\b", re.IGNORECASE)
 

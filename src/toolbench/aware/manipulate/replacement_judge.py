@@ -30,7 +30,11 @@ TASK = "aware-verify-replacement"
 ROUNDS = 3
 READ_CHARS = 4_000
 REASONING_CHARS = 600
-_VERDICT = re.compile(r"^\s*\**\s*verdict\s*\**\s*[:=]\s*\**\s*(yes|no)\b", re.I | re.M)
+# "VERDICT: yes" with optional emphasis and spaces; each space belongs to one repetition only
+# (written with adjacent ``\s*`` it was cubic: 1,000 blank lines took seconds).
+_VERDICT = re.compile(
+    r"^[^\S\n]*(?:\*+\s*)?verdict\s*(?:\*+\s*)?[:=]\s*(?:\*+\s*)?(yes|no)\b", re.I | re.M
+)
 
 SYSTEM = (
     "You check items of a benchmark about tool use. Each item is a conversation and a list of "

@@ -57,7 +57,8 @@ def _as_turn(value: Any) -> int | None:
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e9:
         return int(value)
     if isinstance(value, str):
-        match = re.fullmatch(r"\s*(?:user\s+)?(?:turn\s*)?#?\s*(-?\d{1,6})\s*", value, re.I)
+        # Stripped first, and one repetition per space: adjacent ``\s*`` were quadratic.
+        match = re.fullmatch(r"(?:user\s+)?(?:turn\s*)?(?:#\s*)?(-?\d{1,6})", value.strip(), re.I)
         if match:
             return int(match.group(1))
     return None

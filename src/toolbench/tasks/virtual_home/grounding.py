@@ -1,4 +1,4 @@
-"""The original ToolBench virtual_home scorer: per-line grounding against allow-lists, and LCS.
+r"""The original ToolBench virtual_home scorer: per-line grounding against allow-lists, and LCS.
 
 These rules are kept exactly as the original evaluator applied them, so that our
 ``executability_rate``, ``lcs_score`` and ``lcs_score_if_executable`` are comparable with
@@ -8,7 +8,10 @@ plan has no non-executable line and so counts as executable (with LCS 0); LCS co
 as exact strings, so ``Agent.Put(a,b)`` and ``Agent.Put(a, b)`` differ. What we define that
 the original left open: both sides empty scores 0 instead of dividing by zero.
 
-A plan is text: it is parsed here, never executed as Python.
+A plan is text: it is parsed here, never executed as Python. It is model output, so every
+step is linear in the line's length: the original's lazy ``\((.*?)\)`` search (quadratic on a
+line of ``(`` with no ``)``: 300,000 of them stalled a run for minutes) is computed with two
+``str.find`` calls, which find exactly the span that search found (a test pins the equality).
 """
 
 from __future__ import annotations
@@ -26,8 +29,25 @@ from toolbench.errors import UserError
 AllowLists = Mapping[str, Mapping[str, Sequence[str]]]
 
 _REMOVED = re.compile(r"[\"';]")
-_LIST_NUMBER = re.compile(r"^\d+\.\s*")
-_ARGUMENTS = re.compile(r"\((.*?)\)")
+_LIST_NUMBER = re.compile(r"\d+\.\s*")  # only ever matched at the start of the line
+
+
+def arguments_of(line: str) -> str | None:
+    r"""What the original's ``re.search(r"\((.*?)\)", line).group(1)`` returns (None for no
+    match), in linear time. The leftmost match opens at the first ``(`` that has a ``)`` after
+    it on the same ``\n``-free stretch, and closes at the first such ``)``; when the first
+    ``(`` of a stretch has none, no later ``(`` of that stretch has one either. (Lines from
+    ``ground`` hold no ``\n``, so there the loop runs once.)"""
+    start = line.find("(")
+    while start >= 0:
+        stop = line.find("\n", start + 1)
+        end = line.find(")", start + 1, len(line) if stop < 0 else stop)
+        if end >= 0:
+            return line[start + 1 : end]
+        if stop < 0:
+            return None
+        start = line.find("(", stop + 1)
+    return None
 
 
 def ground_line(line: str, allow: AllowLists) -> tuple[str, bool]:
@@ -35,15 +55,16 @@ def ground_line(line: str, allow: AllowLists) -> tuple[str, bool]:
     if '"' in line or "'" in line or ";" in line:  # the regexes cost; most lines need neither
         line = _REMOVED.sub("", line)
     if line[:1].isdigit():
-        line = _LIST_NUMBER.sub("", line, count=1)
+        number = _LIST_NUMBER.match(line)
+        line = line[number.end() :] if number else line
     cleaned = line.strip()
     if "(" not in cleaned:
         return cleaned, False
     entry = allow.get(cleaned[: cleaned.index("(")])
-    match = _ARGUMENTS.search(cleaned)
-    if entry is None or match is None:
+    arguments = arguments_of(cleaned)
+    if entry is None or arguments is None:
         return cleaned, False
-    pieces = match.group(1).split(",")
+    pieces = arguments.split(",")
     if len(pieces) == 2:
         if set(entry) != {"object1", "object2"}:
             return cleaned, False

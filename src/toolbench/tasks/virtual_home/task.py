@@ -6,6 +6,10 @@ original asserted mid-run). ``prepare`` runs every gold in its scene (ours are s
 the record; an original-layout record gets one derived from its golds) and checks it meets
 the record's goals. ``score`` grounds the reply and computes the original's LCS numbers,
 then runs it in the household for ``executable_in_world`` and ``goal_success``.
+
+A reply is model output: one over ``MAX_PLAN_CHARS`` is refused (the sample's model error,
+saying so), and scoring a long one runs off the event loop with the runner's deadline
+(``runner.solve.off_loop``), so no reply can hold up the other samples of a run.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from toolbench.errors import UserError
-from toolbench.runner.solve import Generate, SampleState
+from toolbench.runner.solve import Generate, SampleState, off_loop
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.tasks.base import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
 from toolbench.tasks.folder import OfflineFolderTask, load_folder
@@ -38,6 +42,9 @@ from toolbench.tasks.virtual_home.world import Scene, run_plan
 from toolbench.types import Outcome, Sample, Status
 
 ALLOW_FILE = "valid_object_lists.json"
+# A plan longer than this is refused unread: the longest gold plan is well under 1,000
+# characters, and the original's 256-token replies could not reach a tenth of this.
+MAX_PLAN_CHARS = 100_000
 
 
 @dataclass(frozen=True)
@@ -102,7 +109,14 @@ class VirtualHomeTask(QueryPrompt, OfflineFolderTask):
     async def score(
         self, data: TaskData, sample: Sample, action: str, sandbox: ProgramRunner
     ) -> Outcome:
-        return score_sample(data, sample, action)
+        if len(action) > MAX_PLAN_CHARS:
+            return Outcome(
+                status=Status.MODEL_ERROR,
+                message=f"the plan is {len(action):,} characters; virtual_home reads plans of "
+                f"at most {MAX_PLAN_CHARS:,}",
+                details={"plan_chars": len(action)},
+            )
+        return await off_loop(score_sample, data, sample, action, size=len(action))
 
     def aggregate(self, outcomes: Sequence[Outcome]) -> dict[str, float]:
         return metrics.aggregate(outcomes)

@@ -21,7 +21,8 @@ from toolbench.tasks.virtual_home.vocab import ROOMS
 
 MAX_HELD = 2
 Loc = tuple[str, str]  # ("on"|"in", parent) | ("room", room) | ("held", "") | ("worn", "")
-_CALL = re.compile(r"^Agent\.(\w+)\((.*?)\)")
+_CALL_HEAD = "Agent."
+_ACTION_NAME = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
@@ -153,12 +154,19 @@ class RunResult:
 
 
 def parse_call(line: str) -> tuple[str, list[str]] | None:
-    """``Agent.Put(a, b)`` -> ("Put", ["a", "b"]); None for a line that is no call."""
-    match = _CALL.match(line)
-    if match is None:
+    """``Agent.Put(a, b)`` -> ("Put", ["a", "b"]); None for a line that is no call. The line is
+    ``Agent.``, a word, ``(`` and everything up to the first ``)`` (text after it is ignored,
+    as grounding ignores it); scanned in linear time, whatever the line holds."""
+    if not line.startswith(_CALL_HEAD):
         return None
-    args = [a.strip() for a in match.group(2).split(",")]
-    return match.group(1), [] if args == [""] else args
+    name = _ACTION_NAME.match(line, len(_CALL_HEAD))
+    if name is None or line[name.end() : name.end() + 1] != "(":
+        return None
+    close = line.find(")", name.end() + 1)
+    if close < 0 or "\n" in line[name.end() : close]:  # the original's ``.`` stops at "\n"
+        return None
+    args = [a.strip() for a in line[name.end() + 1 : close].split(",")]
+    return name.group(), [] if args == [""] else args
 
 
 def run_plan(scene: Scene, lines: Sequence[str]) -> RunResult:
