@@ -9,9 +9,8 @@ so the work is bounded whatever the text is. An earlier version tried ``ast.pars
 window of lines, and a reply of a few kilobytes of ``"(\\n"`` stalled the run; a regular
 expression for the fence header was quadratic in runs of spaces. Now:
 
-- the fence is found by a linear scan (``str.find``), with a short header line looked for
-  only within a bounded window (a reply of backticks once cost a scan to its end per
-  backtick);
+- the fence is found by a linear scan (``str.find``), with a short header line (a reply of
+  backticks once cost a scan to the next line break per backtick);
 - at most ``MAX_PARSE_CHARS`` characters are ever handed to the parser at once, at most
   ``MAX_PARSE_ATTEMPTS`` times per reply, and at most ``PARSE_BUDGET_CHARS`` in total (the
   parser takes ~1 ms per 1,000 characters at worst, so a reply costs tens of milliseconds at
@@ -102,18 +101,23 @@ def _extract(text: str) -> str:
 
 def _first_fenced_block(text: str) -> str | None:
     """The body of the first ```lang fence (to the closing fence or the end), in linear time:
-    each fence's header line is looked for only within ``MAX_HEADER_CHARS`` characters, so a
-    run of backticks (a fence at every position) costs a bounded look per position, not a
-    scan to the next line break each."""
+    the line break ending a fence's header is found once for all the fences before it (a run
+    of backticks is a fence at every position, and each once cost a scan to the next line
+    break), and fences too far before it to have a short header are skipped in one step."""
     start = text.find(FENCE)
+    newline = -1
     while start != -1:
         after = start + len(FENCE)
-        newline = text.find("\n", after, after + MAX_HEADER_CHARS + 1)
-        if newline != -1:
-            header = text[after:newline]
-            if _HEADER.fullmatch(header.strip(" \t")):
-                end = text.find(FENCE, newline + 1)
-                return text[newline + 1 : end if end != -1 else len(text)]
+        if newline < after:  # else ``newline`` is still the first line break after ``after``
+            newline = text.find("\n", after)
+            if newline == -1:
+                return None  # no line ends after this point: no later fence has a header
+        if newline - after > MAX_HEADER_CHARS:  # so has every fence starting before this one
+            start = text.find(FENCE, newline - MAX_HEADER_CHARS - len(FENCE))
+            continue
+        if _HEADER.fullmatch(text[after:newline].strip(" \t")):
+            end = text.find(FENCE, newline + 1)
+            return text[newline + 1 : end if end != -1 else len(text)]
         start = text.find(FENCE, start + 1)
     return None
 
