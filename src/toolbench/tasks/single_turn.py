@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from toolbench.prompts.builder import Prompter
-from toolbench.runner.solve import Generate, SampleState
+from toolbench.runner.solve import Generate, SampleState, off_loop
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.tasks.base import Resources, TaskData
 from toolbench.types import GenerationRequest, Outcome, Sample
@@ -50,5 +50,6 @@ async def solve_single_turn(
     request = task.first_request(resources.data, state.sample, state.epoch, resources.prompter)
     generation = await generate(request)
     state.prediction = generation.text
-    action = task.extract_action(generation.text)
+    text = generation.text
+    action = await off_loop(task.extract_action, text, size=len(text), what="reading this reply")
     return await task.score(resources.data, state.sample, action, resources.sandbox)
