@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolbench.core.solve import Generate, SampleState
+from toolbench.core.task import LiveOptions, Resources, TaskData, TaskDefaults
 from toolbench.prompts.builder import Prompter
-from toolbench.runner.solve import Generate, SampleState
 from toolbench.sandbox import SandboxError
 from toolbench.sandbox.memo import ProgramRunner
-from toolbench.tasks.base import LiveOptions, Resources, TaskData, TaskDefaults
 from toolbench.tasks.home_search import TASK as HOME
 from toolbench.tasks.program_task import crash_outcome, sandbox_failure
 from toolbench.tasks.scoring import best_match, mean_metrics

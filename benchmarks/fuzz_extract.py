@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from toolbench.core.bounded import MAX_RECORD_BYTES, safe_record
 from toolbench.prompts import extract
-from toolbench.runner.bounded import MAX_RECORD_BYTES, safe_record
 from toolbench.runner.chain import CHAIN_RESERVE
 from toolbench.runner.store import RunStore, load_log, read_run_info
 

@@ -20,9 +20,9 @@ from typing import Any
 from rich.console import Console
 
 from toolbench.config import RunConfig
+from toolbench.core.task import Task, TaskData
 from toolbench.models.base import Model, ModelOptions
 from toolbench.runner.lifecycle import RunResult
-from toolbench.tasks.base import Task, TaskData
 
 
 def default_cache_dir() -> Path:

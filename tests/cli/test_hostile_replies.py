@@ -9,8 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tests.conftest import CliResult, read_run
+from toolbench.core.bounded import MAX_RECORD_BYTES
 from toolbench.data.layout import read_test_jsonl
-from toolbench.runner.bounded import MAX_RECORD_BYTES
 from toolbench.tasks.registry import get_task
 
 TASK = get_task("home_search")

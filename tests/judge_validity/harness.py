@@ -18,8 +18,8 @@ from typing import Any
 from tests.judge_validity.cases import PERTURBATION, REWRITE, SWAP, Case
 from tests.judge_validity.curls import differs_only_in_many_to_one
 from tests.judge_validity.generate import cases_for_task, same_request
+from toolbench.core.task import TaskData, load_prepared
 from toolbench.sandbox.pool import SandboxPool
-from toolbench.tasks.base import TaskData, load_prepared
 from toolbench.tasks.registry import get_task
 from toolbench.types import Outcome, Sample, Status
 

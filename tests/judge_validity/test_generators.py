@@ -12,7 +12,7 @@ from tests.judge_validity import curls, programs, pyedit, sheets
 from tests.judge_validity.cases import PERTURBATION, REWRITE
 from tests.judge_validity.generate import cases_for_task
 from tests.judge_validity.harness import _same_state, spread
-from toolbench.tasks.base import TaskData
+from toolbench.core.task import TaskData
 from toolbench.types import Outcome, Sample, Status, TaskContext
 
 HOME = (

@@ -10,8 +10,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from toolbench.core.solve import prompt_hash
 from toolbench.models.cache import KEY_VERSION, cache_key
-from toolbench.runner.solve import prompt_hash
 from toolbench.types import GenerationRequest
 
 

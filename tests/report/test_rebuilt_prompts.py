@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CliResult, read_run
+from toolbench.core.solve import prompt_hash
 from toolbench.report import golds
 from toolbench.report.explorer import explorer_data
 from toolbench.report.summary import LoadedRun
-from toolbench.runner.solve import prompt_hash
 from toolbench.tasks.registry import TASKS, get_task
 
 Cli = Callable[..., CliResult]

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolbench.core.solve import Generate, SampleState
+from toolbench.core.task import LiveOptions, Resources, TaskData, TaskDefaults
 from toolbench.prompts.builder import Prompter
-from toolbench.runner.solve import Generate, SampleState
 from toolbench.sandbox.memo import ProgramRunner
-from toolbench.tasks.base import LiveOptions, Resources, TaskData, TaskDefaults
 from toolbench.tasks.scoring import mean_metrics
 from toolbench.types import GenerationRequest, Outcome, Sample, Status, TaskContext
 

@@ -8,11 +8,11 @@ from typing import Any, cast
 
 import pytest
 
+from toolbench.core.solve import Generate, SampleState
+from toolbench.core.task import Resources
 from toolbench.runner.engine import SessionStats, run_work, sample_work, solve_sample
-from toolbench.runner.solve import Generate, SampleState
 from toolbench.runner.store import RunStore, read_records
 from toolbench.sandbox import SandboxError
-from toolbench.tasks.base import Resources
 from toolbench.tasks.single_turn import QueryPrompt, solve_single_turn
 from toolbench.types import Generation, GenerationRequest, InfraError, Outcome, Sample, Status
 

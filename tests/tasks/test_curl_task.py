@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from toolbench.core.task import TaskData
 from toolbench.sandbox.memo import ProgramRunner
-from toolbench.tasks.base import TaskData
 from toolbench.tasks.curl_task import CurlTask
 from toolbench.tasks.http_exec import SimulatedExecutor
 from toolbench.tasks.registry import get_task

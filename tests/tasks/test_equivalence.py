@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from toolbench.core.task import TaskData
 from toolbench.sandbox.pool import SandboxPool
-from toolbench.tasks.base import TaskData
 from toolbench.tasks.booking import TASK as BOOKING
 from toolbench.tasks.home_search import TASK as HOME
 from toolbench.tasks.program_task import ProgramTask

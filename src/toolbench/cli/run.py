@@ -10,12 +10,12 @@ from typing import Any
 from rich.console import Console
 
 from toolbench.config import RunConfig
+from toolbench.core.task import Task
 from toolbench.errors import UserError
 from toolbench.models.base import ModelOptions
 from toolbench.models.spec import TOOL_TASKS, require
 from toolbench.prompts.builder import Mode, Prompter
 from toolbench.runner.run import RunResult, execute, prompt_config_for
-from toolbench.tasks.base import Task
 from toolbench.tasks.registry import TASKS, get_task, parse_task_list
 
 # A finished run whose infra errors remain (rerun the same command to retry them).

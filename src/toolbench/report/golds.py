@@ -122,7 +122,7 @@ def view_of(source: TaskSource, sample_id: str, record: dict[str, Any]) -> Sampl
     """The sample behind a record, with the prompt of its first model call rebuilt for the
     record's epoch by the task's own ``first_request`` (the code its solve loop sends it
     with), so the hash comparison says whether the data or settings changed, nothing else."""
-    from toolbench.runner.solve import prompt_hash
+    from toolbench.core.solve import prompt_hash
     from toolbench.tasks.registry import TASKS
 
     sample = source.samples.get(sample_id)

@@ -20,18 +20,18 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolbench.models.base import Model, ModelOutputError
-from toolbench.runner.bounded import bounded_text
-from toolbench.runner.solve import (
+from toolbench.core.bounded import bounded_text
+from toolbench.core.solve import (
     DeadlineExceeded,
     Recorder,
     SampleState,
     TooManyCalls,
     prompt_hash,
 )
+from toolbench.core.task import Resources, Task
+from toolbench.models.base import Model, ModelOutputError
 from toolbench.runner.store import Key, RunStore
 from toolbench.sandbox import SandboxError
-from toolbench.tasks.base import Resources, Task
 from toolbench.types import InfraError, Outcome, Sample, Status
 
 __all__ = ["prompt_hash"]  # re-exported: older callers import it from here

@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from toolbench.tasks.base import Task
+from toolbench.core.task import Task
 from toolbench.types import Outcome, Status
 
 

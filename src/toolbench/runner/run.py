@@ -19,6 +19,7 @@ from rich.console import Console
 
 from toolbench import __version__
 from toolbench.config import RunConfig
+from toolbench.core.task import LiveOptions, Resources, Task
 from toolbench.errors import UserError
 from toolbench.models.base import Model, ModelOptions
 from toolbench.models.builtin import ReplayModel, check_replay
@@ -31,7 +32,6 @@ from toolbench.runner.metrics import counts_of, task_metrics
 from toolbench.sandbox.limits import Limits
 from toolbench.sandbox.memo import MemoizedSandbox, ProgramRunner
 from toolbench.sandbox.pool import SandboxPool
-from toolbench.tasks.base import LiveOptions, Resources, Task
 from toolbench.tasks.registry import parse_task_list
 
 __all__ = ["RunResult", "execute", "prepare_tasks", "prompt_config_for", "redact_command"]

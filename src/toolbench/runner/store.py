@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from toolbench.core.bounded import MAX_RECORD_BYTES, record_line
 from toolbench.errors import UserError
-from toolbench.runner.bounded import MAX_RECORD_BYTES, record_line
 from toolbench.runner.chain import (
     ANCHOR_KEY,
     CHAIN_FIELD,

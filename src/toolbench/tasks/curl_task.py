@@ -23,11 +23,11 @@ from typing import Any
 
 from starlette.routing import Match
 
+from toolbench.core.solve import Generate, SampleState
+from toolbench.core.task import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
 from toolbench.errors import UserError
-from toolbench.runner.solve import Generate, SampleState
 from toolbench.sandbox.curl import CurlError, HttpRequest, first_curl_line, parse_curl
 from toolbench.sandbox.memo import ProgramRunner
-from toolbench.tasks.base import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
 from toolbench.tasks.folder import load_folder, package_versions
 from toolbench.tasks.http_exec import (
     HttpResult,

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from toolbench.core.task import TaskData
 from toolbench.data.layout import digest_folder, read_docs, read_test_jsonl
 from toolbench.errors import UserError
-from toolbench.tasks.base import TaskData
 from toolbench.types import TaskContext
 
 

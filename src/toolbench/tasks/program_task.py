@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolbench.core.solve import Generate, SampleState
+from toolbench.core.task import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
 from toolbench.errors import UserError
 from toolbench.prompts.builder import Mode, Prompter
 from toolbench.prompts.extract import extract_program
-from toolbench.runner.solve import Generate, SampleState
 from toolbench.sandbox import SandboxError
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.sandbox.world import WorldFactory
-from toolbench.tasks.base import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
 from toolbench.tasks.folder import OfflineFolderTask, load_folder
 from toolbench.tasks.scoring import best_match, mean_metrics
 from toolbench.tasks.single_turn import solve_single_turn

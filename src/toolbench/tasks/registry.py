@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from toolbench.core.task import Task
 from toolbench.errors import UserError, did_you_mean
 from toolbench.tasks import (
     booking,
@@ -13,7 +14,6 @@ from toolbench.tasks import (
     virtual_home,
     web_shop,
 )
-from toolbench.tasks.base import Task
 
 TASKS: dict[str, Task] = {
     task.name: task

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from toolbench.core.solve import Generate, SampleState, off_loop
+from toolbench.core.task import Resources, TaskData
 from toolbench.prompts.builder import Prompter
-from toolbench.runner.solve import Generate, SampleState, off_loop
 from toolbench.sandbox.memo import ProgramRunner
-from toolbench.tasks.base import Resources, TaskData
 from toolbench.types import GenerationRequest, Outcome, Sample
 
 

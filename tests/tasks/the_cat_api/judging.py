@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from toolbench.tasks.base import TaskData
+from toolbench.core.task import TaskData
 from toolbench.tasks.curl_task import CurlTask
 from toolbench.tasks.http_exec import SimulatedExecutor
 from toolbench.tasks.registry import get_task

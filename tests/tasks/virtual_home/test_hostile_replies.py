@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import CliResult, read_run
 from tests.worst_case import assert_linear
-from toolbench.runner import solve
+from toolbench.core import solve
 from toolbench.tasks.virtual_home import TASK
 from toolbench.tasks.virtual_home import task as vh_task
 from toolbench.tasks.virtual_home.grounding import arguments_of

@@ -29,9 +29,9 @@ from toolbench.aware.evaluate.prompts import (
     tools_messages,
 )
 from toolbench.aware.evaluate.render import native_tools, tool_name_map
+from toolbench.core.solve import Generate, Recorder, SampleState, prompt_hash
 from toolbench.models.base import Model
 from toolbench.runner.engine import MAX_PREDICTION_CHARS, guarded_solve, make_record
-from toolbench.runner.solve import Generate, Recorder, SampleState, prompt_hash
 from toolbench.types import GenerationRequest, Outcome, Sample, Status
 
 

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from toolbench.tasks.base import TaskDefaults, TaskGenerator
+from toolbench.core.task import TaskDefaults, TaskGenerator
 from toolbench.tasks.booking import docs, generator
 from toolbench.tasks.booking.api import make_world
 from toolbench.tasks.booking.tools import TOOLSET

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from toolbench.tasks.base import TaskDefaults, TaskGenerator
+from toolbench.core.task import TaskDefaults, TaskGenerator
 from toolbench.tasks.google_sheets import docs, generator
 from toolbench.tasks.google_sheets.live import live_worlds
 from toolbench.tasks.google_sheets.task import SheetsTask

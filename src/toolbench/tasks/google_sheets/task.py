@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolbench.core.solve import Generate, SampleState
+from toolbench.core.task import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
 from toolbench.errors import UserError
 from toolbench.prompts.extract import extract_program
-from toolbench.runner.solve import Generate, SampleState
 from toolbench.sandbox import SandboxError
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.sandbox.world import WorldFactory
-from toolbench.tasks.base import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
 from toolbench.tasks.folder import load_folder, package_versions
 from toolbench.tasks.program_task import crash_outcome, sandbox_failure
 from toolbench.tasks.scoring import mean_metrics

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from toolbench.tasks.base import TaskDefaults, TaskGenerator
+from toolbench.core.task import TaskDefaults, TaskGenerator
 from toolbench.tasks.home_search import docs, generator
 from toolbench.tasks.home_search.api import make_world
 from toolbench.tasks.home_search.tools import TOOLSET

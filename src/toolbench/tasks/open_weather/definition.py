@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from toolbench.tasks.base import TaskDefaults, TaskGenerator
+from toolbench.core.task import TaskDefaults, TaskGenerator
 from toolbench.tasks.curl_task import CurlTask
 from toolbench.tasks.open_weather import docs, generator
 from toolbench.tasks.open_weather.service import SERVICE

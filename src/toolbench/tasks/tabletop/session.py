@@ -21,9 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolbench.core.solve import Generate
 from toolbench.prompts.builder import Mode, PromptConfig
 from toolbench.prompts.extract import extract_program
-from toolbench.runner.solve import Generate
 from toolbench.sandbox import HostRefused
 from toolbench.sandbox.host import Code
 from toolbench.tasks.tabletop.lmp import FGEN, HARNESS_STOPS, LMPS, TOP_LMP, lmp_sources

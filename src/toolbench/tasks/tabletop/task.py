@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolbench.core.solve import Generate, SampleState
+from toolbench.core.task import LiveOptions, Resources, TaskData, TaskDefaults
 from toolbench.errors import UserError
 from toolbench.prompts.builder import PromptConfig, Prompter
-from toolbench.runner.solve import Generate, SampleState
 from toolbench.sandbox.memo import ProgramRunner
-from toolbench.tasks.base import LiveOptions, Resources, TaskData, TaskDefaults
 from toolbench.tasks.folder import OfflineFolderTask, resolve_folder
 from toolbench.tasks.scoring import mean_metrics
 from toolbench.tasks.tabletop import lmp as runtime

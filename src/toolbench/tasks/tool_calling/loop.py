@@ -25,11 +25,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from toolbench.core.solve import Generate, SampleState
+from toolbench.core.task import Resources, TaskData
 from toolbench.prompts.builder import Prompter
-from toolbench.runner.solve import Generate, SampleState
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.sandbox.world import WorldFactory
-from toolbench.tasks.base import Resources, TaskData
 from toolbench.tasks.tool_calling.convert import BadCall, call_line, gold_calls
 from toolbench.tasks.tool_calling.schema import ToolSet
 from toolbench.types import GenerationRequest, Outcome, Sample

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from toolbench.tasks.base import TaskDefaults, TaskGenerator
+from toolbench.core.task import TaskDefaults, TaskGenerator
 from toolbench.tasks.virtual_home import docs, generator
 from toolbench.tasks.virtual_home.task import VirtualHomeTask
 

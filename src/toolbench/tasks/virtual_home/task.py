@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolbench.core.solve import Generate, SampleState, off_loop
+from toolbench.core.task import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
 from toolbench.errors import UserError
-from toolbench.runner.solve import Generate, SampleState, off_loop
 from toolbench.sandbox.memo import ProgramRunner
-from toolbench.tasks.base import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
 from toolbench.tasks.folder import OfflineFolderTask, load_folder
 from toolbench.tasks.single_turn import QueryPrompt, solve_single_turn
 from toolbench.tasks.virtual_home import metrics

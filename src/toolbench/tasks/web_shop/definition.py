@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from toolbench.tasks.base import TaskDefaults
+from toolbench.core.task import TaskDefaults
 from toolbench.tasks.web_shop.task import WebShopTask
 
 TASK = WebShopTask(

@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolbench.core.solve import Generate, SampleState
+from toolbench.core.task import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
 from toolbench.data.layout import digest_folder, read_docs
 from toolbench.errors import UserError
 from toolbench.prompts.builder import Prompter
-from toolbench.runner.solve import Generate, SampleState
 from toolbench.sandbox.memo import ProgramRunner
-from toolbench.tasks.base import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
 from toolbench.tasks.folder import OfflineFolderTask, resolve_folder
 from toolbench.tasks.scoring import mean_metrics
 from toolbench.tasks.web_shop import catalogue

@@ -23,10 +23,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from toolbench.core.bounded import bounded_text
+from toolbench.core.solve import Recorder, SampleState
 from toolbench.models.base import ModelOutputError
-from toolbench.runner.bounded import bounded_text
 from toolbench.runner.engine import PreparedTask, SessionStats, guarded_solve, make_record
-from toolbench.runner.solve import Recorder, SampleState
 from toolbench.runner.store import RunStore, read_run_info
 from toolbench.tasks.web_shop.web.episode import Episode, Turn
 from toolbench.types import Generation, GenerationRequest, Status

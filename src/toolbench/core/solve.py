@@ -25,9 +25,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from toolbench.core.bounded import bounded_text
 from toolbench.models.base import Model, ModelOutputError
 from toolbench.models.digest import prompt_digest
-from toolbench.runner.bounded import bounded_text
 from toolbench.types import Generation, GenerationRequest, Sample
 
 # One call's text in the record's call list is cut to this many characters; the prediction

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from toolbench.core.solve import Generate, SampleState
 from toolbench.prompts.builder import Prompter
-from toolbench.runner.solve import Generate, SampleState
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.types import GenerationRequest, Outcome, Sample, TaskContext
 
