@@ -1,0 +1,7 @@
+"""Running an evaluation into a run folder, and resuming it.
+
+The run folder (``run.json``, ``samples.jsonl``, its lock and checksum chain), the engine that
+solves every sample x epoch through its task with the cached, retrying model, and a run's
+status and metrics. It defines no task and no model: it drives any task through the task
+protocol and any model through the model protocol.
+"""
