@@ -10,12 +10,16 @@ sample's ``Outcome``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Protocol
 
 from toolbench.core.solve import Generate, SampleState
+from toolbench.errors import UserError
+from toolbench.models.base import Model
 from toolbench.prompts.builder import Prompter
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.types import GenerationRequest, Outcome, Sample, TaskContext
@@ -94,14 +98,51 @@ class Resources:
     # (--history; 0 = only the current page, as the original).
     history: int = 0
     run_dir: Path | None = None
+    # Further models by role (e.g. the awareness task's "judge"), built by the runner from
+    # the run's ``roles`` with the same retries and cache as the model under test.
+    roles: Mapping[str, Model] = field(default_factory=dict)
 
 
 class Task(Protocol):
+    """What the runner, the CLI and the report may ask of a task. The attributes after
+    ``defaults`` and the methods after ``aggregate`` are optional features: ``TaskBase`` gives
+    each its default, so a task states only what it has and no caller probes with getattr."""
+
     name: str
     summary: str
     #: The one definition of the task's metrics: the run table, run.json and report use it.
     metrics: tuple[str, ...]
     defaults: TaskDefaults
+
+    #: Bump when a change to the task's scoring can change a result: the run fingerprint
+    #: covers it, so a run folder never mixes records scored by two versions.
+    @property
+    def scoring_version(self) -> str: ...
+
+    #: The task's options (``--task-option NAME=VALUE``) and their defaults; a run's values
+    #: are part of its configuration and fingerprint (``with_options`` applies them).
+    @property
+    def option_defaults(self) -> Mapping[str, Any]: ...
+
+    #: The API as native tools (``--mode tools``), or None for a task without that mode.
+    @property
+    def toolset(self) -> Any: ...
+
+    #: Whether the task's prompts show earlier turns (the ``history`` option of an episode).
+    @property
+    def uses_history(self) -> bool: ...
+
+    #: Seeded data generator with shipped docs (``toolbench data generate``), or None.
+    @property
+    def generator(self) -> TaskGenerator | None: ...
+
+    #: A simulated HTTP service ``toolbench serve`` can expose, or None.
+    @property
+    def service(self) -> Any: ...
+
+    #: The package folder holding ``data/<version>/``, or None for data from elsewhere.
+    @property
+    def package_dir(self) -> Path | None: ...
 
     def versions(self) -> list[str]: ...
 
@@ -129,6 +170,74 @@ class Task(Protocol):
     ) -> Outcome: ...
 
     def aggregate(self, outcomes: Sequence[Outcome]) -> dict[str, float]: ...
+
+    def with_options(self, options: Mapping[str, Any]) -> Task:
+        """The task with a run's option values applied (unknown names are a ``UserError``)."""
+        ...
+
+    def resolved_options(self) -> dict[str, Any]:
+        """Every option's value on this task object, defaults included (the run config)."""
+        ...
+
+    def needed_apis(self, sample: Sample) -> list[list[str]] | None:
+        """Groups of API names a sample's request cannot do without (awareness twins), or
+        None when the task cannot say."""
+        ...
+
+    def baseline_reply(self, request: GenerationRequest) -> str | None:
+        """The built-in ``baseline`` model's reply for tasks whose prompts are not docs plus
+        demonstrations (tabletop's programs), or None to use the generic policy."""
+        ...
+
+    def run_info(self, data: TaskData) -> dict[str, Any]:
+        """Fields this task adds to ``run.json`` (e.g. what a floor model was fitted on)."""
+        ...
+
+
+_NO_OPTIONS: Mapping[str, Any] = MappingProxyType({})
+
+
+class TaskBase:
+    """Defaults for every optional feature of ``Task``: inherit it and override what the task
+    has. Options are dataclass fields of the task named in ``option_defaults``."""
+
+    scoring_version: str = "1"
+    option_defaults: Mapping[str, Any] = _NO_OPTIONS
+    toolset: Any = None
+    uses_history: bool = False
+    generator: TaskGenerator | None = None
+    service: Any = None
+    package_dir: Path | None = None
+
+    def with_options(self, options: Mapping[str, Any]) -> Any:
+        name = getattr(self, "name", type(self).__name__)
+        for key, value in options.items():
+            if key not in self.option_defaults:
+                known = ", ".join(sorted(self.option_defaults)) or "none"
+                raise UserError(f"task {name} has no option {key!r} (its options: {known})")
+            default = self.option_defaults[key]
+            if default is not None and not isinstance(value, type(default)):
+                raise UserError(
+                    f"task {name} option {key}: expected {type(default).__name__}, got {value!r}"
+                )
+        if not options:
+            return self
+        if not dataclasses.is_dataclass(self):
+            raise TypeError(f"{type(self).__name__}: options need a dataclass task")
+        return dataclasses.replace(self, **options)
+
+    def resolved_options(self) -> dict[str, Any]:
+        """Every option's value on this task object (defaults included), for the config."""
+        return {key: getattr(self, key, default) for key, default in self.option_defaults.items()}
+
+    def needed_apis(self, sample: Sample) -> list[list[str]] | None:
+        return None
+
+    def baseline_reply(self, request: GenerationRequest) -> str | None:
+        return None
+
+    def run_info(self, data: TaskData) -> dict[str, Any]:
+        return {}
 
 
 def load_prepared(

@@ -24,7 +24,14 @@ from typing import Any
 from starlette.routing import Match
 
 from toolbench.core.solve import Generate, SampleState
-from toolbench.core.task import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
+from toolbench.core.task import (
+    LiveOptions,
+    Resources,
+    TaskBase,
+    TaskData,
+    TaskDefaults,
+    TaskGenerator,
+)
 from toolbench.errors import UserError
 from toolbench.sandbox.curl import CurlError, HttpRequest, first_curl_line, parse_curl
 from toolbench.sandbox.memo import ProgramRunner
@@ -56,11 +63,11 @@ class Gold:
 
 
 @dataclass
-class CurlTask(QueryPrompt):
+class CurlTask(QueryPrompt, TaskBase):
     name: str
     summary: str
-    service: SimulatedService
-    package_dir: Path
+    service: SimulatedService = field()
+    package_dir: Path = field()
     live_key_env: str  # environment variable holding the real API key for --live
     defaults: TaskDefaults = field(default_factory=TaskDefaults)
     metrics: tuple[str, ...] = PROGRAM_METRICS

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from toolbench.core.task import TaskData
+from toolbench.core.task import TaskBase, TaskData
 from toolbench.data.layout import digest_folder, read_docs, read_test_jsonl
 from toolbench.errors import UserError
 from toolbench.types import TaskContext
 
 
-class OfflineFolderTask:
+class OfflineFolderTask(TaskBase):
     """For offline tasks whose data sits in their package's ``data/<version>/`` folders: the
     versions found there, and ``--live`` refused with one line (four tasks repeated both)."""
 

@@ -37,7 +37,7 @@ class ProgramTask(OfflineFolderTask):
     name: str
     summary: str
     world: WorldFactory
-    package_dir: Path  # the task's folder; its data lives in data/<version>/
+    package_dir: Path = field()  # the task's folder; its data lives in data/<version>/
     defaults: TaskDefaults = field(default_factory=TaskDefaults)
     metrics: tuple[str, ...] = PROGRAM_METRICS
     generator: TaskGenerator | None = None

@@ -22,7 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from toolbench.core.solve import Generate, SampleState
-from toolbench.core.task import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
+from toolbench.core.task import (
+    LiveOptions,
+    Resources,
+    TaskBase,
+    TaskData,
+    TaskDefaults,
+    TaskGenerator,
+)
 from toolbench.errors import UserError
 from toolbench.prompts.extract import extract_program
 from toolbench.sandbox import SandboxError
@@ -76,10 +83,10 @@ class SheetsRuntime:
 
 
 @dataclass
-class SheetsTask(QueryPrompt):
+class SheetsTask(QueryPrompt, TaskBase):
     name: str
     summary: str
-    package_dir: Path
+    package_dir: Path = field()
     world: Callable[..., Any]  # make_world(workbook_path, digest, sheet_title, check_format)
     defaults: TaskDefaults = field(default_factory=TaskDefaults)
     metrics: tuple[str, ...] = SHEETS_METRICS

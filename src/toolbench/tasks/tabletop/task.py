@@ -46,7 +46,7 @@ IMAGES_DIR = "images"
 class TabletopTask(OfflineFolderTask):
     name: str
     summary: str
-    package_dir: Path
+    package_dir: Path = field()
     defaults: TaskDefaults = field(default_factory=TaskDefaults)
     metrics: tuple[str, ...] = METRICS
     fix_corner_name: bool = False  # the original's misspelt "botom right corner" by default

@@ -68,7 +68,7 @@ class Runtime:
 class VirtualHomeTask(QueryPrompt, OfflineFolderTask):
     name: str
     summary: str
-    package_dir: Path
+    package_dir: Path = field()
     defaults: TaskDefaults = field(default_factory=TaskDefaults)
     metrics: tuple[str, ...] = metrics.METRICS
     generator: TaskGenerator | None = None

@@ -50,7 +50,7 @@ class Runtime:
 class WebShopTask(OfflineFolderTask):
     name: str
     summary: str
-    package_dir: Path
+    package_dir: Path = field()
     defaults: TaskDefaults = field(default_factory=TaskDefaults)
     metrics: tuple[str, ...] = METRICS
     generator: TaskGenerator | None = None
