@@ -76,7 +76,7 @@ class ReplayModel:
 
     Lookup is most specific first: (task, id, epoch), (task, id), (id, epoch), (id), each with
     the request's step. A line without ``step`` answers the ``answer`` step (one-call tasks);
-    an older awareness file's ``<id>#explain`` lines answer step ``explain`` of ``<id>``. So a
+    a line whose id is ``<id>#<step>`` answers that step of ``<id>``. So a
     file written for one task and one epoch works everywhere, and a file with per-task,
     per-epoch or per-step predictions is used precisely. Several lines with one key are
     reported by ``check`` (the last one is used).

@@ -87,11 +87,11 @@ def _encode(body: dict[str, Any]) -> bytes:
     a list and a dict subclass as a dict, so they are encoded as they are; only when the
     encoder refuses something (a mapping that is not a dict) is the body made plain first.
     Making a transcript plain costs a Python call per message and field on every turn, which
-    made each turn of a long episode dearer than a single-turn call.
+    would make each turn of a long episode dearer than a single-turn call.
     """
     try:
         return _ENCODER.encode(body).encode()
-    except (TypeError, ValueError):  # the plain form then says what the problem is, as before
+    except (TypeError, ValueError):  # retried in plain form; what that cannot encode either raises
         return _ENCODER.encode(_plain_body(body)).encode()
 
 

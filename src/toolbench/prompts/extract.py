@@ -5,12 +5,12 @@ code in fences and prose, so for them we take the first fenced block, or else dr
 trailing prose lines until what remains parses as Python.
 
 This runs on the event loop for every reply, and replies are written by the thing under test,
-so the work is bounded whatever the text is. An earlier version tried ``ast.parse`` on every
-window of lines, and a reply of a few kilobytes of ``"(\\n"`` stalled the run; a regular
-expression for the fence header was quadratic in runs of spaces. Now:
+so the work is bounded whatever the text is. ``ast.parse`` on every window of lines would let a
+reply of a few kilobytes of ``"(\\n"`` stall the run, and a regular expression for the fence
+header would be quadratic in runs of spaces. So:
 
 - the fence is found by a linear scan (``str.find``), with a short header line (a reply of
-  backticks once cost a scan to the next line break per backtick);
+  backticks costs one scan, not a scan to the next line break per backtick);
 - at most ``MAX_PARSE_CHARS`` characters are ever handed to the parser at once, at most
   ``MAX_PARSE_ATTEMPTS`` times per reply, and at most ``PARSE_BUDGET_CHARS`` in total (the
   parser takes ~1 ms per 1,000 characters at worst, so a reply costs tens of milliseconds at
@@ -102,8 +102,9 @@ def _extract(text: str) -> str:
 def _first_fenced_block(text: str) -> str | None:
     """The body of the first ```lang fence (to the closing fence or the end), in linear time:
     the line break ending a fence's header is found once for all the fences before it (a run
-    of backticks is a fence at every position, and each once cost a scan to the next line
-    break), and fences too far before it to have a short header are skipped in one step."""
+    of backticks is a fence at every position, and a scan per fence to the next line break
+    would be quadratic), and fences too far before it to have a short header are skipped in
+    one step."""
     start = text.find(FENCE)
     newline = -1
     while start != -1:

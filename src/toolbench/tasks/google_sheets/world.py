@@ -10,7 +10,7 @@ The state a scorer compares is the question sheet read the way the original read
 ``get_as_dataframe(worksheet, evaluate_formulas=True)`` with all-empty rows and columns dropped,
 as JSON (column labels, row labels, dtypes, values). When a sample checks formats, the sheet's
 presentation counts too: every cell format, merge, and which cells hold formulas (and which
-formulas), so a typed-in literal no longer passes for the formula that computes it.
+formulas), so a typed-in literal does not pass for the formula that computes it.
 """
 
 from __future__ import annotations

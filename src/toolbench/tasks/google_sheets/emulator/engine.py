@@ -6,7 +6,7 @@ whose inputs may have changed are *stale*: a change of plain values makes the fo
 removed, rows inserted, a sheet renamed, ...) rebuilds the plan and makes every formula stale.
 A read of one sheet evaluates the stale formulas of that sheet and the stale formulas they read,
 directly or not, and nothing else (a program that inserts a column in a sheet without formulas
-no longer pays for every formula of the workbook). Invariant: whatever reads a stale formula is
+does not pay for every formula of the workbook). Invariant: whatever reads a stale formula is
 stale too, so a fresh formula never needs anything re-evaluated. Formulas that read cells their
 references do not name (OFFSET, INDIRECT) make a read evaluate everything stale. Cells on a
 reference cycle get `#REF!`, as Sheets shows them. The plan is immutable and keyed by sheet ids,

@@ -17,7 +17,8 @@ totally, actions are bounded, and pages are rendered by autoescaped templates un
 content security policy that allows no script at all. Every POST goes through the review UI's
 same-origin rule (``toolbench.webcheck``): a form another web page sends to this server from
 the same browser (its ``Origin`` or ``Sec-Fetch-Site`` says so) is refused with 403 and changes
-nothing; clients that send neither header (agent frameworks, curl) are served as before.
+nothing; clients that send neither header (agent frameworks, curl) are served, since only a
+browser can be made to send another page's form.
 """
 
 from __future__ import annotations
