@@ -190,7 +190,13 @@ class Task(Protocol):
         ...
 
     def run_info(self, data: TaskData) -> dict[str, Any]:
-        """Fields this task adds to ``run.json`` (e.g. what a floor model was fitted on)."""
+        """Fields this task adds to ``run.json`` (e.g. the awareness run's ``kind``)."""
+        ...
+
+    def summarize(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+        """The task's metrics from its whole log (records of the selected samples and
+        epochs), for tasks whose metrics are not a mean of per-sample outcomes (awareness
+        F1 per mode and shot); None: the runner aggregates outcomes per epoch."""
         ...
 
 
@@ -238,6 +244,9 @@ class TaskBase:
 
     def run_info(self, data: TaskData) -> dict[str, Any]:
         return {}
+
+    def summarize(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+        return None
 
 
 def load_prepared(

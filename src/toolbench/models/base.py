@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
 
 from toolbench.types import Generation, GenerationRequest
 
@@ -28,6 +29,17 @@ class Model(Protocol):
     async def generate(self, request: GenerationRequest) -> Generation: ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class FitsData(Protocol):
+    """A model that reads the evaluation's data before it answers: the built-in ``baseline``
+    takes each task's own reply policy, the awareness ``similarity`` floor fits its threshold
+    on the labelled items. The runner calls ``fit`` once, after the data is loaded and before
+    any sample runs, with every prepared task (``.task``, ``.data``, ``.samples``); what it
+    returns goes into ``run.json`` as ``model_notes``."""
+
+    def fit(self, prepared: Sequence[Any]) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)
