@@ -7,9 +7,9 @@ the model itself is at fault in a way that has no text (counted as a model error
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from toolbench.types import Generation, GenerationRequest
