@@ -2,7 +2,10 @@
 
 ``REVIEW_REASONS`` holds the criteria a reviewer applies by hand, keyed by manipulation, in the
 spirit of the paper's verification step: a manipulated instance stays only if the request
-really cannot be served with what the dialogue and the offered APIs give. ``AUTO_REASONS`` are
+really cannot be served with what the dialogue and the offered APIs give; ``reasons_for``
+gives a manipulation's list, and ``GENERIC_REASONS`` for a manipulation the table does not
+cover (it still separates "not actually incomplete" from "unnatural", the two failure families
+the paper filtered for). ``AUTO_REASONS`` are
 the checks that run before anyone looks (``toolbench.aware.manipulate.utterance_removal``); an
 automatic rejection is stored as ``"<code>: <details>"`` so the code can be read back with
 ``reason_code``.
@@ -65,6 +68,21 @@ REVIEW_REASONS: Mapping[str, Mapping[str, str]] = MappingProxyType(
         "slot_removal": MappingProxyType(_SLOT_REMOVAL | _OTHER),
     }
 )
+
+#: The reasons for a manipulation ``REVIEW_REASONS`` does not cover. Read-only.
+GENERIC_REASONS: Mapping[str, str] = MappingProxyType(
+    {
+        "not_incomplete": "the request can still be served",
+        "unnatural": "the dialogue is unnatural or ungrammatical",
+        "other": "other (type a note)",
+    }
+)
+
+
+def reasons_for(manipulation: str) -> dict[str, str]:
+    """Reason code -> text for rejecting an instance made by ``manipulation`` (ordered)."""
+    return dict(REVIEW_REASONS.get(manipulation) or GENERIC_REASONS)
+
 
 #: Codes of the automatic utterance-removal checks -> what they catch. Read-only.
 AUTO_REASONS: Mapping[str, str] = MappingProxyType(

@@ -9,8 +9,8 @@ from collections import Counter
 from pathlib import Path
 
 from tests.aware.review.conftest import dataset, incomplete_ids
-from toolbench.aware.review.reasons import reasons_for
 from toolbench.aware.review.store import ReviewStore, default_db_path
+from toolbench.aware.review_reasons import reasons_for
 from toolbench.aware.schema import read_instances, write_instances
 
 # Reads keys from the real (piped) stdin, a little slower than a person, once "go" exists.

@@ -4,22 +4,20 @@ from __future__ import annotations
 
 import io
 import os
-import sys
 import termios
 import threading
-import types
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 
 from tests.aware.review.conftest import incomplete_ids
-from toolbench.aware.review import reasons as reasons_module
-from toolbench.aware.review.keys import KeyInput
-from toolbench.aware.review.reasons import GENERIC_REASONS, reasons_for
+from toolbench.aware import review_reasons
+from toolbench.aware.annotate.keys import KeyInput
 from toolbench.aware.review.store import ReviewStore, default_db_path
 from toolbench.aware.review.terminal import ReviewSummary, parse_reasons, run_review
 from toolbench.aware.review.view import word_diff
+from toolbench.aware.review_reasons import GENERIC_REASONS, reasons_for
 from toolbench.aware.schema import read_instances
 
 
@@ -52,7 +50,7 @@ def shown(output: str) -> list[str]:
 @pytest.fixture(autouse=True)
 def _generic_reasons(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests choose reasons by number, so fix the list whatever review_reasons holds."""
-    monkeypatch.setattr(reasons_module, "REASONS_MODULE", "tests.aware.review.no_such_module")
+    monkeypatch.setattr(review_reasons, "REVIEW_REASONS", {})
 
 
 def test_accept_reject_skip_quit(ds: Path) -> None:
@@ -186,10 +184,8 @@ def test_parse_reasons() -> None:
 
 def test_reasons_fall_back_to_generic(monkeypatch: pytest.MonkeyPatch) -> None:
     assert reasons_for("api_replacement") == GENERIC_REASONS
-    fake = types.ModuleType("fake_reasons")
-    fake.REVIEW_REASONS = {"api_replacement": {"alt": "an alternative API serves it"}}  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "fake_reasons", fake)
-    monkeypatch.setattr(reasons_module, "REASONS_MODULE", "fake_reasons")
+    table = {"api_replacement": {"alt": "an alternative API serves it"}}
+    monkeypatch.setattr(review_reasons, "REVIEW_REASONS", table)
     assert reasons_for("api_replacement") == {"alt": "an alternative API serves it"}
     assert reasons_for("tool_removal") == GENERIC_REASONS
 

@@ -14,9 +14,9 @@ from starlette.testclient import TestClient
 
 from tests.aware.review.conftest import dataset
 from tests.aware.review.web_data import login
+from toolbench.aware.annotate.webkit import NAME_MAX, Guard, Session, valid_name
 from toolbench.aware.review.store import ReviewStore, default_db_path
 from toolbench.aware.review.web import ReviewWeb
-from toolbench.aware.review.webkit import NAME_MAX, Guard, Session, valid_name
 from toolbench.aware.schema import write_instances
 
 GUARD = Guard("c")
@@ -124,7 +124,7 @@ def test_templates_and_static_files_ship_in_the_wheel() -> None:
 
 
 def test_exposure_is_said_only_off_loopback() -> None:
-    from toolbench.aware.review.webkit import exposure
+    from toolbench.aware.annotate.webkit import exposure
 
     assert exposure("127.0.0.1") == "" and exposure("localhost") == ""
     assert "other machines" in exposure("0.0.0.0")
@@ -133,7 +133,7 @@ def test_exposure_is_said_only_off_loopback() -> None:
 def test_non_ascii_secrets_are_unequal_not_errors() -> None:
     """A cookie signature, CSRF token or results token holding non-ASCII (or a lone surrogate)
     is a wrong secret, never a server error."""
-    from toolbench.aware.review.webkit import same_secret
+    from toolbench.aware.annotate.webkit import same_secret
 
     assert same_secret("abc", "abc")
     assert not same_secret("ab\u00e9", "abc")

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from toolbench.aware.review.webkit import bind, run, url_of
+from toolbench.aware.annotate.webkit import bind, run, url_of
 
 
 @contextmanager

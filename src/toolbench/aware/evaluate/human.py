@@ -11,8 +11,9 @@ scores. The parts live beside it:
   manipulation or provenance is ever shown (a header gives only the position in the sample).
 * **The sample** (``human_sample``): seeded, optionally balanced, in a fixed presentation order,
   with a digest of everything the answers depend on.
-* **Answers** (``human_store``): an append-only SQLite event log with undo events and work
-  leases, shared safely by several annotators and tied to its sample by that digest.
+* **Answers** (``human_store``): the annotation store (an append-only SQLite event log with undo
+  events and work leases, shared safely by several annotators), tied to its sample by that
+  digest; the key loop is the annotation key loop with ``y``/``n``.
 * **Results** (``human_results``): accuracy, F1 and the other awareness metrics per manipulation
   group and overall, with 95% bootstrap intervals, computed exactly as for models.
 """
@@ -21,13 +22,14 @@ from __future__ import annotations
 
 import hashlib
 import sys
-import time
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from rich.console import Console
 from rich.text import Text
 
+from toolbench.aware.annotate.keys import KeyInput
+from toolbench.aware.annotate.terminal import KeyLoop, session
 from toolbench.aware.evaluate.human_results import (
     PAPER_NOTE,
     Block,
@@ -37,23 +39,15 @@ from toolbench.aware.evaluate.human_results import (
     results_table,
 )
 from toolbench.aware.evaluate.human_sample import draw_sample, sample_digest
-from toolbench.aware.evaluate.human_store import AnswerStore, default_db_path
+from toolbench.aware.evaluate.human_store import AnswerStore, Event, default_db_path
 from toolbench.aware.evaluate.items import evaluated
 from toolbench.aware.evaluate.metrics import Judged, confusion
 from toolbench.aware.evaluate.prompts import EXPLICIT_SYSTEM, explicit_user_message
-from toolbench.aware.review.keys import EndOfInput, KeyInput
 from toolbench.aware.schema import read_instances
 from toolbench.errors import UserError
 
 KEYS_HELP = "y Yes (the APIs can be called now) · n No · s skip · u undo your last answer · q quit"
 PROMPT = "[y/n/s/u/q] > "
-
-
-# ---- the session ----
-
-
-class _Quit(Exception):
-    """The annotator asked to stop (q, Ctrl-C, end of input)."""
 
 
 class HumanSession:
@@ -130,17 +124,9 @@ class HumanSession:
             console.rule(Text("instructions"))
             console.out(EXPLICIT_SYSTEM, highlight=False)
             console.print(Text(KEYS_HELP, "dim"))
-            loop = _Loop(self, store, annotator, keys, console)
-            try:
-                loop.run()
-            except (_Quit, EndOfInput, KeyboardInterrupt):
-                console.print()
-                console.print(
-                    Text("stopped; every answer so far is saved (run again to continue)", "yellow")
-                )
-            finally:
-                store.release(annotator)  # what was on screen goes back to the pool
-            mine = store.events(annotator=annotator, after=start)
+            loop = _Loop(self, store, self.sample.ids, annotator, keys, console)
+            session(loop, "stopped; every answer so far is saved (run again to continue)")
+            mine = store.events(who=annotator, after=start)
             kept = sum(1 for g in store.given() if g.annotator == annotator and g.seq > start)
             answered = len(store.answers())
         console.print(
@@ -212,102 +198,41 @@ class HumanSession:
         return blocks
 
 
-class _Loop:
-    """The key loop of one annotator's session."""
+class _Loop(KeyLoop):
+    """The human baseline's keys on the annotation key loop: ``y`` Yes, ``n`` No."""
 
-    def __init__(
-        self,
-        session: HumanSession,
-        store: AnswerStore,
-        annotator: str,
-        keys: KeyInput,
-        console: Console,
-    ) -> None:
+    store: AnswerStore
+    keys_help = KEYS_HELP
+    prompt = PROMPT
+    busy = "being answered"
+    finished = "every instance in the sample is answered"
+
+    def __init__(self, session: HumanSession, *args: Any) -> None:
+        super().__init__(*args)
         self.session = session
-        self.store = store
-        self.annotator = annotator
-        self.keys = keys
-        self.console = console
         self.notice = ""
 
-    def run(self) -> None:
-        while True:
-            instance_id = self.store.claim_next(self.annotator)
-            if instance_id is None:
-                if self._idle():
-                    continue
-                return
-            self._show(instance_id)
-            self._act(instance_id, time.monotonic())
-
-    def _progress(self) -> tuple[int, int]:
-        given = self.store.given()
-        return len({g.instance_id for g in given}), sum(
-            1 for g in given if g.annotator == self.annotator
-        )
-
-    def _show(self, instance_id: str) -> None:
-        done, mine = self._progress()
-        total = len(self.session.sample.instances)
+    def show(self, instance_id: str) -> None:
+        total = len(self.queue)
+        done, mine = len(self.store.decided()), self.store.decided_by(self.who)
         position = self.session.position[instance_id]
         self.console.rule(
-            Text(f"#{position} of {total} · {done}/{total} answered · {self.annotator}: {mine}")
+            Text(f"#{position} of {total} · {done}/{total} answered · {self.who}: {mine}")
         )
         if self.notice:
             self.console.print(Text(self.notice, "yellow"))
             self.notice = ""
         self.console.out(explicit_user_message(self.session.by_id[instance_id]), highlight=False)
 
-    def _act(self, instance_id: str, shown_at: float) -> None:
-        """Read keys until one moves on to the next instance."""
-        while True:
-            key = self.keys.key(PROMPT)
-            seconds = round(time.monotonic() - shown_at, 3)
-            if key in ("y", "n"):
-                self.store.answer(
-                    instance_id, self.annotator, "yes" if key == "y" else "no", seconds
-                )
-                return
-            if key == "s":
-                self.store.skip(instance_id, self.annotator, seconds)
-                self.console.print(Text("skipped (it comes back at the end)", "yellow"))
-                return
-            if key == "u":
-                if self._undo():
-                    return
-                continue
-            if key == "q":
-                raise _Quit
-            if key:
-                self.console.print(Text(f"unknown key {key!r}: {KEYS_HELP}", "yellow"))
-
-    def _undo(self) -> bool:
-        """Undo this annotator's latest answer; True if there was one (it is shown next, and
-        the instance that was on screen keeps its lease and comes right after)."""
-        undo = self.store.undo(self.annotator)
-        if undo is None:
-            self.console.print(Text("nothing to undo", "yellow"))
-            return False
-        position = self.session.position[undo.instance_id]
-        self.notice = f"undone: your answer to #{position}; answer it again"
+    def decide(self, key: str, instance_id: str, seconds: float) -> bool | None:
+        if key not in ("y", "n"):
+            return None
+        self.store.answer(instance_id, self.who, "yes" if key == "y" else "no", seconds)
         return True
 
-    def _idle(self) -> bool:
-        """Nothing to show: still offer undo, and while others hold instances, a look again.
-        False ends the session."""
-        leased = set(self.store.leases())
-        answered = set(self.store.answers())
-        busy = [i for i in self.session.sample.ids if i not in answered and i in leased]
-        if busy:
-            self.console.print(
-                Text(f"nothing for you now: {len(busy)} instance(s) are being answered by others")
-            )
-            prompt = "[u undo, q quit, any other key: look again] > "
-        else:
-            self.console.print(Text("every instance in the sample is answered", "green"))
-            prompt = "[u undo, any other key: finish] > "
-        key = self.keys.key(prompt)
-        if key == "u":
-            self._undo()
-            return True
-        return bool(busy) and key != "q"
+    def skip(self, instance_id: str, seconds: float) -> None:
+        self.store.skip(instance_id, self.who, seconds)
+
+    def undone(self, event: Event) -> None:
+        position = self.session.position[event.instance_id]
+        self.notice = f"undone: your answer to #{position}; answer it again"

@@ -1,7 +1,8 @@
 """``toolbench aware human FILE --web``: the human baseline in a browser, on the terminal's store.
 
-The same protocol as the terminal session (``human``): the same seeded sample and presentation
-order, the same ``AnswerStore`` (so terminal and browser annotators can share one answer file),
+The annotation server (``toolbench.aware.annotate.web``) under the same protocol as the terminal
+session (``human``): the same seeded sample and presentation order, the same ``AnswerStore`` (so
+terminal and browser annotators can share one answer file),
 the instructions (``EXPLICIT_SYSTEM``) once and then each instance's ``explicit_user_message``
 verbatim, Yes / No / skip / undo, one lease per annotator.
 
@@ -9,8 +10,7 @@ A participant must never learn the labels or how they are doing: the page carrie
 id (ids name the manipulation), label, provenance or score, and forms post the instance's
 *position* in the sample instead of its id. The results (Table 5, the terminal's ``--report``
 tables) are at ``/results?token=...`` with a token printed only to the person who started the
-server. Answers are written ``exclusive`` and undo names the answer it cancels, so a resent form
-(double click, reload) never adds a second answer or undoes two. The seconds an instance was on
+server. The seconds an instance was on
 screen are measured by the server from the first time it showed the instance to that annotator.
 A form's position is only taken if the server handed that question to that annotator (showed it
 to them, not yet answered or skipped by them): any other is a 409 and nothing is stored, so an
@@ -26,32 +26,24 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
-from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
+from toolbench.aware.annotate.web import AnnotationWeb, Chosen, Words, serve
+from toolbench.aware.annotate.webkit import (
+    LOOPBACK_HOSTS,
+    Form,
+    Guard,
+    bind,
+    hosts_for,
+    one,
+    page,
+    whole_number,
+)
 from toolbench.aware.evaluate.human import HumanSession
 from toolbench.aware.evaluate.human_results import Line
 from toolbench.aware.evaluate.human_store import AnswerStore
 from toolbench.aware.evaluate.prompts import EXPLICIT_SYSTEM, explicit_user_message
-from toolbench.aware.review.signin import SignIn
-from toolbench.aware.review.store import Taken
-from toolbench.aware.review.webkit import (
-    LOOPBACK_HOSTS,
-    Guard,
-    bind,
-    exposure,
-    hosts_for,
-    make_app,
-    one,
-    page,
-    redirect,
-    run,
-    url_of,
-    whole_number,
-)
 
 COOKIE = "toolbench_human"
 NOTICES = {
@@ -64,12 +56,21 @@ NOTICES = {
 _DONE = {"yes": "answered", "no": "answered", "skip": "skipped"}
 
 
-class HumanWeb(SignIn):
+class HumanWeb(AnnotationWeb):
     """The human-baseline server's state: the session (sample), its store and the guard."""
 
+    store: AnswerStore
     title = "study"
     what = "answer"
     landing = "/answer"
+    post = "/answer"
+    notices = NOTICES
+    words = Words(
+        done_word="answered",
+        done_noun="answer",
+        items="question(s)",
+        all_done="Every question is answered. Thank you!",
+    )
 
     def __init__(
         self,
@@ -79,56 +80,18 @@ class HumanWeb(SignIn):
         results_token: str = "",
     ) -> None:
         self.session = session
-        self.store: AnswerStore = session.open_store()
         self.ids = session.sample.ids
-        self.start_sign_in(Guard(COOKIE, hosts), self.store, results_token)
         self._shown: dict[tuple[str, str], float] = {}
         self._shown_lock = threading.Lock()
-        self.app = make_app(
-            [
-                *self.sign_in_routes(),
-                Route("/answer", self.answer_page, methods=["GET"]),
-                Route("/answer", self.answer, methods=["POST"]),
-                Route("/undo", self.undo, methods=["POST"]),
-                Route("/results", self.results, methods=["GET"]),
-            ],
-            self.guard,
-        )
+        guard = Guard(COOKIE, hosts)
+        extra = {"instructions": EXPLICIT_SYSTEM}
+        self.start(session.open_store(), self.ids, guard, results_token, extra=extra)
 
     # ---- answering ----
 
-    async def answer_page(self, request: Request) -> Response:
-        session = self.guard.session(request)
-        if session is None or not session.name:
-            return redirect("/")
-        self.people.add(session.name)
-        notice = NOTICES.get(request.query_params.get("n", ""), "")
-        return await run_in_threadpool(self._page, session.name, session.csrf, notice)
-
-    def _page(self, annotator: str, csrf: str, notice: str) -> Response:
-        instance_id = self.store.claim_next(annotator)
-        given = self.store.given()
-        latest = self.store.latest_answer(annotator)
-        common: dict[str, Any] = {
-            "title": "study",
-            "reviewer": annotator,
-            "csrf": csrf,
-            "notice": notice,
-            "reviewed": len({g.instance_id for g in given}),
-            "total": len(self.ids),
-            "mine": sum(1 for g in given if g.annotator == annotator),
-            "undo_seq": latest[0] if latest else None,
-            "done_word": "answered",
-            "done_noun": "answer",
-            "instructions": EXPLICIT_SYSTEM,
-        }
-        if instance_id is None:
-            answered = {g.instance_id for g in given}
-            leased = self.store.leases()
-            busy = sum(1 for i in self.ids if i not in answered and i in leased)
-            return page("human_done.html", busy=busy, **common)
+    def instance_page(self, who: str, instance_id: str, common: dict[str, Any]) -> Response:
         with self._shown_lock:
-            self._shown.setdefault((annotator, instance_id), time.monotonic())
+            self._shown.setdefault((who, instance_id), time.monotonic())
         return page(
             "human.html",
             position=self.session.position[instance_id],
@@ -136,10 +99,7 @@ class HumanWeb(SignIn):
             **common,
         )
 
-    async def answer(self, request: Request) -> Response:
-        session, form = await self.guard.post(request)
-        if not session.name:
-            return redirect("/")
+    def read(self, who: str, form: Form) -> Chosen | Response:
         position = whole_number(one(form, "position"))
         if position is None or not 1 <= position <= len(self.ids):
             raise HTTPException(400, "that question is not in this study")
@@ -147,29 +107,14 @@ class HumanWeb(SignIn):
         choice = one(form, "choice")
         if choice not in _DONE:
             raise HTTPException(400, "the answer must be yes, no or skip")
-        if not self._handed(session.name, instance_id):
-            return await run_in_threadpool(self._not_handed, session.name, instance_id)
+        if not self._handed(who, instance_id):
+            return self._not_handed(who, instance_id)
         with self._shown_lock:
-            shown = self._shown.pop((session.name, instance_id), None)
+            shown = self._shown.pop((who, instance_id), None)
         seconds = round(time.monotonic() - shown, 3) if shown is not None else 0.0
-        self.people.add(session.name)
-        try:
-            if choice == "skip":
-                await run_in_threadpool(
-                    self.store.skip, instance_id, session.name, seconds, exclusive=True
-                )
-            else:
-                await run_in_threadpool(
-                    self.store.answer,
-                    instance_id,
-                    session.name,
-                    choice,  # type: ignore[arg-type]
-                    seconds,
-                    exclusive=True,
-                )
-        except Taken:
-            return redirect("/answer?n=taken")
-        return redirect(f"/answer?n={_DONE[choice]}")
+        if choice == "skip":
+            return Chosen(instance_id, "skip", (None, seconds), _DONE[choice])
+        return Chosen(instance_id, "answer", (choice, seconds), _DONE[choice])
 
     def _handed(self, annotator: str, instance_id: str) -> bool:
         """Whether this server showed ``instance_id`` to ``annotator`` and they have not
@@ -185,30 +130,19 @@ class HumanWeb(SignIn):
         answered, or skipped by them, is a resent form (double click, back button): it goes
         on to the next question as before. Any other is refused, saying what to do."""
         if instance_id in self.store.answers():
-            return redirect("/answer?n=taken")
-        mine = self.store.events(annotator=annotator)
+            return self.to("taken")
+        mine = self.store.events(who=annotator)
         if any(e.instance_id == instance_id and e.action == "skip" for e in mine):
-            return redirect("/answer?n=skipped")
+            return self.to("skipped")
         raise HTTPException(
             409, "that question was not given to you: go back to the answer page for yours"
         )
 
-    async def undo(self, request: Request) -> Response:
-        session, form = await self.guard.post(request)
-        if not session.name:
-            return redirect("/")
-        seq = whole_number(one(form, "seq"))
-        if seq is None:
-            return redirect("/answer?n=nothing")
-        event = await run_in_threadpool(self.store.undo, session.name, only=seq)
-        return redirect("/answer?n=undone" if event is not None else "/answer?n=nothing")
-
     # ---- for the person running the study ----
 
-    def results(self, request: Request) -> Response:
+    def results_page(self) -> Response:
         """The terminal's ``--report`` as an HTML page: the same blocks, its grids as tables
         (every cell autoescaped: annotator names are typed by anyone with the address)."""
-        self.require_results_token(request)
         blocks: list[dict[str, Any]] = []
         for block in self.session.results():
             if isinstance(block, Line):
@@ -230,22 +164,16 @@ def serve_human(
 ) -> None:
     """Serve the study until Ctrl-C; the port is bound before the answer store is opened."""
     sock = bind(host, port)
-    try:
-        web = HumanWeb(session, hosts=hosts_for(host), results_token=secrets.token_urlsafe(18))
-    except BaseException:
-        sock.close()
-        raise
-    url = url_of(sock)
-    try:
-        console.print(
-            f"human baseline on {session.dataset}: {len(web.ids)} instances at {url}\n"
+
+    def make() -> HumanWeb:
+        return HumanWeb(session, hosts=hosts_for(host), results_token=secrets.token_urlsafe(18))
+
+    def lines(web: AnnotationWeb, url: str) -> str:
+        return (
+            f"human baseline on {session.dataset}: {len(web.queue)} instances at {url}\n"
             f"  give that address to the annotators; Ctrl-C stops (answers are saved as given)\n"
             f"  results (for you only, never for annotators): {url}results?token="
-            f"{web.results_token}" + exposure(host),
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
+            f"{web.results_token}"
         )
-        run(web.app, sock, on_server)
-    finally:
-        web.close()
+
+    serve(make, sock, host, console, lines, on_server)

@@ -1,10 +1,8 @@
 """Keyboard-driven review of an awareness dataset in the terminal.
 
-One instance at a time; ``a`` accept, ``r`` reject (with the paper's reasons for that
-manipulation), ``s`` skip, ``u`` undo, ``q`` quit. Every key is stored at once in the review
-store, so quitting (or a crash, or Ctrl-C) loses nothing and the next session continues with
-the next pending instance. Several reviewers can run this on the same file at the same time:
-the store leases each shown instance to one reviewer.
+The annotation key loop (``toolbench.aware.annotate.terminal``) with the review's keys: ``a``
+accept, ``r`` reject (with the paper's reasons for that manipulation), ``s`` skip, ``u`` undo,
+``q`` quit.
 
 Only incomplete instances are reviewed (complete ones come from the source). With
 ``only_pending`` (the default) instances the file already marks as decided, e.g. rejected by
@@ -19,16 +17,17 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from toolbench.aware.review.keys import EndOfInput, KeyInput
-from toolbench.aware.review.reasons import reasons_for
-from toolbench.aware.review.store import ReviewStore, default_db_path
+from toolbench.aware.annotate.keys import KeyInput
+from toolbench.aware.annotate.terminal import KeyLoop, session
+from toolbench.aware.review.store import Event, ReviewStore, default_db_path
 from toolbench.aware.review.view import render_instance
+from toolbench.aware.review_reasons import reasons_for
 from toolbench.aware.schema import Instance, read_instances
 
 KEYS_HELP = "a accept · r reject · s skip · u undo · q quit"
@@ -49,10 +48,6 @@ class ReviewSummary:
     remaining: int
     total: int
     db: Path
-
-
-class _Quit(Exception):
-    """The reviewer asked to stop (q, Ctrl-C, end of input)."""
 
 
 def review_queue(instances: list[Instance], *, only_pending: bool) -> list[str]:
@@ -81,78 +76,52 @@ def parse_reasons(text: str, codes: list[str]) -> list[str]:
     return chosen
 
 
-class _Session:
-    def __init__(
-        self,
-        store: ReviewStore,
-        by_id: dict[str, Instance],
-        queue: list[str],
-        reviewer: str,
-        keys: KeyInput,
-        console: Console,
-    ) -> None:
-        self.store = store
+class _ReviewLoop(KeyLoop):
+    """The review's keys on the annotation key loop: ``a`` accept, ``r`` reject."""
+
+    store: ReviewStore
+    keys_help = KEYS_HELP
+    prompt = PROMPT
+    busy = "being reviewed"
+    finished = "every instance in the queue is reviewed"
+
+    def __init__(self, store: ReviewStore, by_id: dict[str, Instance], *args: Any) -> None:
+        super().__init__(store, *args)
         self.by_id = by_id
-        self.queue = queue
-        self.reviewer = reviewer
-        self.keys = keys
-        self.console = console
         self.notice: list[str] = []
 
-    def run(self) -> None:
-        while True:
-            instance_id = self.store.claim_next(self.reviewer, self.queue)
-            if instance_id is None:
-                if self._idle():
-                    continue
-                return
-            self._show(instance_id)
-            self.notice = []
-            self._act(self.by_id[instance_id])
-
-    def _show(self, instance_id: str) -> None:
+    def show(self, instance_id: str) -> None:
         instance = self.by_id[instance_id]
         twin = self.by_id.get(instance.twin_id) if instance.twin_id else None
-        decided = self.store.current_decisions()
-        reviewed = sum(1 for i in self.queue if i in decided)
+        decided = self.store.decided()
         render_instance(
             self.console,
             instance,
             twin,
-            reviewed=reviewed,
+            reviewed=sum(1 for i in self.queue if i in decided),
             total=len(self.queue),
             notice=self.notice,
         )
+        self.notice = []
         self.console.print(Text(KEYS_HELP, "dim"))
 
-    def _act(self, instance: Instance) -> None:
-        """Read keys until one of them moves on to the next instance."""
-        while True:
-            key = self.keys.key(PROMPT)
-            if key == "a":
-                self.store.accept(instance.id, self.reviewer)
-                self.console.print(Text("accepted", "green"))
-                return
-            if key == "r":
-                reasons = self._choose_reasons(instance)
-                if reasons is None:
-                    continue
-                note = self._note(reasons)
-                self.store.reject(instance.id, self.reviewer, reasons, note)
-                self.console.print(Text("rejected: " + ", ".join(reasons), "red"))
-                return
-            if key == "s":
-                self.store.skip(instance.id, self.reviewer)
-                self.console.print(Text("skipped (it comes back at the end)", "yellow"))
-                return
-            if key == "u":
-                if self._undo():
-                    return
-                continue
-            if key == "q":
-                raise _Quit
-            if key:
-                self.console.print(Text(f"unknown key {key!r}: {KEYS_HELP}", "yellow"))
+    def decide(self, key: str, instance_id: str, seconds: float) -> bool | None:
+        if key == "a":
+            self.store.accept(instance_id, self.who)
+            self.console.print(Text("accepted", "green"))
+            return True
+        if key != "r":
+            return None
+        reasons = self._choose_reasons(self.by_id[instance_id])
+        if reasons is None:
+            return False
+        note = self._note(reasons)
+        self.store.reject(instance_id, self.who, reasons, note)
+        self.console.print(Text("rejected: " + ", ".join(reasons), "red"))
+        return True
+
+    def skip(self, instance_id: str, seconds: float) -> None:
+        self.store.skip(instance_id, self.who)
 
     def _choose_reasons(self, instance: Instance) -> list[str] | None:
         reasons = reasons_for(instance.manipulation)
@@ -179,46 +148,19 @@ class _Session:
                 return note
             self.console.print(Text("'other' needs a note saying what is wrong", "yellow"))
 
-    def _undo(self) -> bool:
-        """Undo this reviewer's latest decision; True if there was one (show it next)."""
-        undo = self.store.undo(self.reviewer)
-        if undo is None:
-            self.console.print(Text("nothing to undo", "yellow"))
-            return False
-        if undo.instance_id in self.queue:
-            # Its lease is the newest, so claim_next shows it next; the instance that was on
-            # screen keeps its lease and comes right after.
-            self.notice = [f"undone: your decision on {undo.instance_id}; decide again"]
-        else:  # e.g. decided in a session with only_pending=False
-            self.store.release(self.reviewer, undo.instance_id)
-            self.console.print(
-                Text(
-                    f"undone: your decision on {undo.instance_id}, which this review does not "
-                    "show (it is not pending in the file); review with --all to decide it",
-                    "yellow",
-                )
+    def undone(self, event: Event) -> None:
+        if event.instance_id in self.queue:
+            self.notice = [f"undone: your decision on {event.instance_id}; decide again"]
+            return
+        # e.g. decided in a session with only_pending=False
+        self.store.release(self.who, event.instance_id)
+        self.console.print(
+            Text(
+                f"undone: your decision on {event.instance_id}, which this review does not "
+                "show (it is not pending in the file); review with --all to decide it",
+                "yellow",
             )
-        return True
-
-    def _idle(self) -> bool:
-        """Nothing to show: still offer undo (the last decision of a queue must be undoable),
-        and while others hold instances, a look again. False ends the session."""
-        leased = set(self.store.leases())
-        decided = self.store.current_decisions()
-        busy = [i for i in self.queue if i not in decided and i in leased]
-        if busy:
-            self.console.print(
-                Text(f"nothing for you now: {len(busy)} instance(s) are being reviewed by others")
-            )
-            prompt = "[u undo, q quit, any other key: look again] > "
-        else:
-            self.console.print(Text("every instance in the queue is reviewed", "green"))
-            prompt = "[u undo, any other key: finish] > "
-        key = self.keys.key(prompt)
-        if key == "u":
-            self._undo()
-            return True
-        return bool(busy) and key != "q"
+        )
 
 
 def run_review(
@@ -245,17 +187,11 @@ def run_review(
     with ReviewStore(store_path, list(by_id), dataset=dataset) as store:
         start = store.last_seq()
         keys = KeyInput(stdin if stdin is not None else sys.stdin, console)
-        session = _Session(store, by_id, queue, reviewer, keys, console)
-        try:
-            if queue:
-                session.run()
-            else:
-                console.print("nothing to review: no pending incomplete instances")
-        except (_Quit, EndOfInput, KeyboardInterrupt):
-            console.print()
-            console.print(Text("stopped; every decision so far is saved", "yellow"))
-        finally:
-            store.release(reviewer)  # what was on screen goes back to the pool
+        if queue:
+            loop = _ReviewLoop(store, by_id, queue, reviewer, keys, console)
+            session(loop, "stopped; every decision so far is saved")
+        else:
+            console.print("nothing to review: no pending incomplete instances")
         summary = _summarise(store, queue, reviewer, start, store_path)
     _print_summary(console, summary)
     return summary
@@ -264,7 +200,7 @@ def run_review(
 def _summarise(
     store: ReviewStore, queue: list[str], reviewer: str, start: int, db: Path
 ) -> ReviewSummary:
-    mine = store.events(reviewer=reviewer, after=start)
+    mine = store.events(who=reviewer, after=start)
     decided = store.current_decisions()
     ours = [d for d in decided.values() if d.reviewer == reviewer and d.seq > start]
     return ReviewSummary(

@@ -1,8 +1,8 @@
-"""What the browser review and the browser human baseline share: sessions, CSRF, pages, serving.
+"""The annotation server's kit: sessions, CSRF, pages, serving.
 
-Both servers put a form in front of people who are not the person running the study, on a
-machine where other local pages (any web site open in the same browser) can send requests to
-127.0.0.1. So every page goes through the same guard:
+Every annotation server (the review, the human baseline) puts a form in front of people who are
+not the person running the study, on a machine where other local pages (any web site open in
+the same browser) can send requests to 127.0.0.1. So every page goes through the same guard:
 
 * **Who you are** is a name typed into a form, kept in a cookie signed with a secret made when
   the server starts (HMAC-SHA256): a cookie cannot be forged, and another server's cookie (the
@@ -60,8 +60,11 @@ SECURITY_HEADERS = {
     "Cache-Control": "no-store",
 }
 
+#: Where the pages and their script and style are (the package data that ships them).
+PAGES_PACKAGE = "toolbench.aware.review"
+
 _ENV = Environment(
-    loader=PackageLoader("toolbench.aware.review", "templates"),
+    loader=PackageLoader(PAGES_PACKAGE, "templates"),
     autoescape=True,  # every template, whatever its name: dataset text is hostile
     undefined=StrictUndefined,
     trim_blocks=True,
@@ -301,7 +304,7 @@ def make_app(routes: list[Any], guard: Guard) -> Any:
             return error_page(request, exc)
         return await call_next(request)
 
-    static = StaticFiles(packages=[("toolbench.aware.review", "static")])
+    static = StaticFiles(packages=[(PAGES_PACKAGE, "static")])
     return Starlette(
         routes=[*routes, Mount("/static", app=static, name="static")],
         middleware=[Middleware(BaseHTTPMiddleware, dispatch=host_check)],

@@ -1,4 +1,4 @@
-"""The sign-in pages the browser review and the browser human baseline share.
+"""The sign-in pages of an annotation server.
 
 A person types a name; the name lives in the guard's signed cookie and names that person's
 leases in the store. Signing out, or the server stopping, gives back the leases of every name
@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from toolbench.aware.review.webkit import Guard, one, page, redirect, same_secret, valid_name
+from toolbench.aware.annotate.webkit import Guard, one, page, redirect, same_secret, valid_name
 
 
 class LeaseStore(Protocol):

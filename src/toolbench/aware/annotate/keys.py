@@ -1,6 +1,6 @@
-"""Keyboard input for the terminal review: single keys on a terminal, lines from a pipe.
+"""Keyboard input for the terminal annotation: single keys on a terminal, lines from a pipe.
 
-Reviewing hundreds of instances is one keystroke each, so on a TTY a key acts without Enter
+Deciding hundreds of instances is one keystroke each, so on a TTY a key acts without Enter
 (raw mode just for the read, restored in ``finally`` so a crash never leaves the terminal
 broken; Ctrl-C and Ctrl-D read as quit). Piped input is read a line at a time, which is what
 scripts and tests can produce: one key per line, and free text (reason numbers, a note) as
