@@ -1,20 +1,26 @@
-"""Run configuration and its fingerprint.
+"""The one run configuration, and what its fingerprint is made of.
 
-The fingerprint hashes everything that can change a sample's result (tasks and their data,
-model, endpoint, prompt and generation settings, sandbox limits) and nothing that cannot
-(epochs, limit, concurrency, output folder, cache use). A run folder only ever holds records
-made under one fingerprint.
+Every run folder (tool tasks, the awareness evaluation, a person's web_shop episodes) holds
+records made under one ``RunConfig`` and one fingerprint. The fingerprint covers everything
+that can change a sample's result and nothing that cannot (epochs, limit, concurrency, output
+folder, cache use): the settings below, each task's options and scoring version, the content
+of its data as the runner loaded it, and the models of the run's roles. Its parts are kept in
+``run.json`` so that a refused resume can say what changed (``changed_parts``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from toolbench.prompts.builder import Mode
+
+# Settings that say how much of the work to do, or how fast: never part of the fingerprint.
+OPERATIONAL = frozenset({"epochs", "limit", "concurrency", "use_cache", "data_dir"})
 
 
 class RunConfig(BaseModel):
@@ -38,18 +44,64 @@ class RunConfig(BaseModel):
     use_cache: bool = True
     live: bool = False  # HTTP tasks: the real APIs instead of the simulators
     max_turns: int = Field(default=10, ge=1)  # model calls a multi-turn solve loop may make
-    history: int = Field(default=0, ge=0)  # episodes: earlier actions and pages shown
-    # tabletop: get_corner_name says "bottom right corner", not the original's "botom ..."
-    fix_corner_name: bool = False
+    # Task name -> option values (``Task.option_defaults`` says which a task has).
+    task_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    # Role -> model spec: further models a task's solve loop uses (the awareness judge).
+    roles: dict[str, str] = Field(default_factory=dict)
 
-    def fingerprint(self, data_digests: dict[str, str]) -> str:
-        # Options added later enter only when set, so runs without them keep their fingerprints.
-        excluded = {"epochs", "limit", "concurrency", "use_cache", "data_dir", "history"}
-        if not self.fix_corner_name:
-            excluded.add("fix_corner_name")
-        relevant: dict[str, Any] = self.model_dump(mode="json", exclude=excluded)
-        if self.history:
-            relevant["history"] = self.history
-        relevant["data"] = dict(sorted(data_digests.items()))
-        canonical = json.dumps(relevant, sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+    def settings(self) -> dict[str, Any]:
+        """The settings that can change a result, as plain JSON data."""
+        return self.model_dump(mode="json", exclude=set(OPERATIONAL) | {"task_options"})
+
+
+def fingerprint_parts(config: RunConfig, tasks: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """What the fingerprint hashes: the settings, and per task what the runner found
+    (``{"data": computed digest, "files": the task's own digest, "scoring_version": ...,
+    "options": resolved options}``)."""
+    return {
+        "settings": config.settings(),
+        "tasks": {name: dict(tasks[name]) for name in sorted(tasks)},
+    }
+
+
+def fingerprint_of(parts: Mapping[str, Any]) -> str:
+    canonical = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+_PART_NAMES = {
+    "data": "its samples or prompt context",
+    "files": "its data files",
+    "scoring_version": "its scoring version",
+    "options": "its options",
+}
+
+
+def changed_parts(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """Readable differences between two runs' fingerprint parts, e.g. ``"home_search: its
+    samples or prompt context changed"`` or ``"temperature: 0.0 -> 0.7"``."""
+    lines: list[str] = []
+    old_settings, new_settings = old.get("settings", {}), new.get("settings", {})
+    for key in sorted(set(old_settings) | set(new_settings)):
+        if old_settings.get(key) != new_settings.get(key):
+            lines.append(
+                f"{key}: {_short(old_settings.get(key))} -> {_short(new_settings.get(key))}"
+            )
+    old_tasks, new_tasks = old.get("tasks", {}), new.get("tasks", {})
+    for name in sorted(set(old_tasks) | set(new_tasks)):
+        before, after = old_tasks.get(name), new_tasks.get(name)
+        if before is None or after is None:
+            lines.append(f"task {name} {'added' if before is None else 'removed'}")
+            continue
+        for part, what in _PART_NAMES.items():
+            if before.get(part) == after.get(part):
+                continue
+            if part in ("scoring_version", "options"):
+                what += f" ({_short(before.get(part))} -> {_short(after.get(part))})"
+            lines.append(f"{name}: {what} changed")
+    return lines
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."

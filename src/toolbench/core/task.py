@@ -81,6 +81,13 @@ class TaskData:
     gold: dict[str, list[Any]] = field(default_factory=dict)
     # Whatever the task needs at scoring time for this load (e.g. an HTTP executor).
     runtime: Any = None
+    # What to release when the run ends (a live run's scratch spreadsheet), last first.
+    on_close: list[Callable[[], None]] = field(default_factory=list)
+
+    def close(self) -> None:
+        """Release what this load holds; the runner calls it when the run ends."""
+        while self.on_close:
+            self.on_close.pop()()
 
 
 @dataclass
@@ -94,9 +101,6 @@ class Resources:
     sandbox: ProgramRunner
     prompter: Prompter
     max_turns: int = 10
-    # Episodes (web_shop): how many earlier actions and pages each turn's prompt shows
-    # (--history; 0 = only the current page, as the original).
-    history: int = 0
     run_dir: Path | None = None
     # Further models by role (e.g. the awareness task's "judge"), built by the runner from
     # the run's ``roles`` with the same retries and cache as the model under test.

@@ -2,7 +2,7 @@
 
 Work items run concurrently (bounded by ``concurrency``); every finished item is appended to the
 run log at once, so an interrupted run loses nothing and a rerun skips what is done. The same
-loop runs tool-task samples and awareness items (``aware/evaluate/run.py``).
+loop runs every task's samples: tool tasks, awareness items, a person's episodes.
 
 Nothing a model writes ends the run. The task's whole solve loop is wrapped: an ``InfraError``
 or a sandbox failure anywhere in it (the model call, executing, scoring) is the sample's
@@ -26,15 +26,12 @@ from toolbench.core.solve import (
     Recorder,
     SampleState,
     TooManyCalls,
-    prompt_hash,
 )
 from toolbench.core.task import Resources, Task
 from toolbench.models.base import Model, ModelOutputError
 from toolbench.runner.store import Key, RunStore
 from toolbench.sandbox import SandboxError
 from toolbench.types import InfraError, Outcome, Sample, Status
-
-__all__ = ["prompt_hash"]  # re-exported: older callers import it from here
 
 # Records keep the prediction for audit; a runaway reply is cut to this many characters.
 MAX_PREDICTION_CHARS = 20_000
@@ -129,8 +126,8 @@ def make_record(state: SampleState, outcome: Outcome) -> dict[str, Any]:
     """The log record of one sample. Model-controlled text is cut here (prediction, message,
     call texts); everything else is bounded when the store writes it, so this never raises.
 
-    The top-level tokens, latency and cache flag are the evaluated model's calls summed (one
-    call for one-call tasks, as before there was a call list); ``calls`` lists every call."""
+    The top-level tokens, latency and cache flag are the evaluated model's calls summed (for a
+    one-call task, its one call); ``calls`` lists every call."""
     sample, calls = state.sample, state.model_calls()
     return {
         "task": sample.task,

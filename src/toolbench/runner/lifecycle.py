@@ -121,6 +121,8 @@ class RunPlan:
     extra_final: dict[str, Any] = field(default_factory=dict)  # e.g. the sandbox's isolation
     # Told the run folder once it is chosen, before any work runs (tasks that save files).
     on_folder: list[Callable[[Path], None]] = field(default_factory=list)
+    # What the fingerprint hashes, kept in run.json so a refused resume names what changed.
+    fingerprint_parts: dict[str, Any] = field(default_factory=dict)
 
 
 def slug(text: str) -> str:
@@ -182,7 +184,7 @@ def execute_plan(plan: RunPlan, out: Path | None, runs_dir: Path, console: Conso
     if plan.preflight:
         asyncio.run(checks())
     folder = folder_for(plan.prefix, plan.fingerprint, plan.selection, out, runs_dir)
-    store, previous, done = open_run(folder, plan.fingerprint, console)
+    store, previous, done = open_run(folder, plan.fingerprint, console, plan.fingerprint_parts)
     try:
         return _run_claimed(plan, folder, store, previous, done, console)
     finally:
@@ -307,7 +309,7 @@ async def _run_with_progress(
 
 
 def open_run(
-    folder: Path, fingerprint: str, console: Console
+    folder: Path, fingerprint: str, console: Console, parts: dict[str, Any] | None = None
 ) -> tuple[RunStore, dict[str, Any], dict[Key, dict[str, Any]]]:
     """The run folder's store, holding the folder's lock (``FolderInUse`` if another process
     runs it), its previous run.json (empty if new) and the finished records; a folder holding
@@ -318,7 +320,7 @@ def open_run(
     try:
         previous: dict[str, Any] = {}
         if store.exists():
-            store.check_fingerprint(fingerprint)
+            store.check_fingerprint(fingerprint, parts)
             previous = read_run_info(folder)
         done = store.prepare_resume()
     except BaseException:

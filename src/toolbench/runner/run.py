@@ -8,24 +8,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import functools
 import sys
-from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
 from toolbench import __version__
-from toolbench.config import RunConfig
+from toolbench.config import RunConfig, fingerprint_of, fingerprint_parts
 from toolbench.core.task import LiveOptions, Resources, Task
 from toolbench.errors import UserError
-from toolbench.models.base import Model, ModelOptions
+from toolbench.models.base import FitsData, Model, ModelOptions
 from toolbench.models.builtin import ReplayModel, check_replay
 from toolbench.models.spec import make_model, preflight
 from toolbench.prompts.builder import PromptConfig, Prompter
 from toolbench.runner.engine import PreparedTask, sample_work
+from toolbench.runner.fingerprint import content_digest
 from toolbench.runner.invocation import recorded_command, redact_command
 from toolbench.runner.lifecycle import RunPlan, RunResult, execute_plan, slug
 from toolbench.runner.metrics import counts_of, task_metrics
@@ -51,15 +51,19 @@ def prompt_config_for(task: Task, config: RunConfig) -> PromptConfig:
 
 
 def prepare_tasks(
-    config: RunConfig, sandbox: ProgramRunner, cache_dir: Path | None
+    config: RunConfig,
+    sandbox: ProgramRunner,
+    cache_dir: Path | None,
+    tasks: Sequence[Task] | None = None,
+    roles: Mapping[str, Model] | None = None,
 ) -> list[PreparedTask]:
     """Load every task's data and build its prompts, then execute the golds (a failing gold
-    is a ``UserError`` naming file:line, raised before any run folder exists)."""
+    is a ``UserError`` naming file:line, raised before any run folder exists). ``tasks``:
+    task objects to run instead of looking ``config.tasks`` up in the registry."""
     data_dir = Path(config.data_dir) if config.data_dir else None
     live = LiveOptions(cache_dir=cache_dir if config.use_cache else None) if config.live else None
-    tasks = [_with_options(task, config) for task in parse_task_list(",".join(config.tasks))]
-    if config.fix_corner_name and not any(hasattr(task, "fix_corner_name") for task in tasks):
-        raise UserError("--fix-corner-name is for tabletop: add tabletop to the tasks or drop it")
+    chosen = list(tasks) if tasks is not None else parse_task_list(",".join(config.tasks))
+    tasks = with_run_options(chosen, config)
     loaded = [task.load(config.version, data_dir, live) for task in tasks]
 
     async def run_golds() -> None:
@@ -73,17 +77,24 @@ def prepare_tasks(
         prompter = Prompter(data.context, prompt_config_for(task, config), cache_dir)
         prompter.prepare(samples)
         resources = Resources(
-            data, sandbox, prompter, max_turns=config.max_turns, history=config.history
+            data, sandbox, prompter, max_turns=config.max_turns, roles=dict(roles or {})
         )
         prepared.append(PreparedTask(task=task, resources=resources, samples=samples))
     return prepared
 
 
-def _with_options(task: Task, config: RunConfig) -> Task:
-    """The task with the run's task-specific options (tabletop's ``--fix-corner-name``)."""
-    if config.fix_corner_name and hasattr(task, "fix_corner_name"):
-        return dataclasses.replace(task, fix_corner_name=True)  # type: ignore[type-var]
-    return task
+def with_run_options(tasks: Sequence[Task], config: RunConfig) -> list[Task]:
+    """The tasks with the run's option values applied; options naming a task that is not in
+    the run are refused (they would silently do nothing)."""
+    names = {task.name for task in tasks}
+    for name, values in config.task_options.items():
+        if name not in names and values:
+            option = next(iter(values))
+            raise UserError(
+                f"task option {name}.{option}: task {name} is not in this run; add it to the "
+                "tasks or drop the option"
+            )
+    return [task.with_options(config.task_options.get(task.name, {})) for task in tasks]
 
 
 def execute(
@@ -95,7 +106,12 @@ def execute(
     console: Console,
     sandbox_workers: int | None = None,
     allow_missing: bool = False,
+    *,
+    tasks: Sequence[Task] | None = None,
+    model: Model | None = None,
 ) -> RunResult:
+    """Run ``config`` into a run folder. ``tasks`` and ``model``: objects to use instead of
+    the registry's (``config.tasks`` and ``config.model`` should then carry their names)."""
     limits = Limits(wall_s=config.sandbox_wall_s, memory_mb=config.sandbox_memory_mb)
     with contextlib.ExitStack() as stack:
         pool = stack.enter_context(SandboxPool(workers=sandbox_workers, limits=limits))
@@ -104,15 +120,17 @@ def execute(
             memo = MemoizedSandbox(pool, cache_dir / "executions.sqlite", limits)
             stack.callback(memo.close)
             sandbox = memo
-        model = make_model(config.model, options)
-        prepared = prepare_tasks(config, sandbox, cache_dir)
+        if model is None:
+            model = make_model(config.model, options)
+        roles = {role: make_model(spec, options) for role, spec in config.roles.items()}
+        prepared = prepare_tasks(config, sandbox, cache_dir, tasks, roles)
         if isinstance(model, ReplayModel):
             _check_replay(model, prepared, allow_missing)
         for task in prepared:  # e.g. a live task's scratch resources, released when the run ends
-            close = getattr(task.data.runtime, "close", None)
-            if callable(close):
-                stack.callback(close)
-        plan = task_plan(config, prepared, model)
+            stack.callback(task.data.close)
+        plan = task_plan(config, prepared, model, roles)
+        if isinstance(model, FitsData):
+            plan.info["model_notes"] = model.fit(prepared)
         plan.extra_final["isolation"] = pool.isolation  # what kept model code in
         return execute_plan(plan, out, runs_dir, console)
 
@@ -135,32 +153,57 @@ def _check_replay(model: ReplayModel, prepared: list[PreparedTask], allow_missin
     print(f"toolbench: warning: replay file {model.path}: {text}", file=sys.stderr)
 
 
-def task_plan(config: RunConfig, prepared: list[PreparedTask], model: Model) -> RunPlan:
+def task_plan(
+    config: RunConfig,
+    prepared: list[PreparedTask],
+    model: Model,
+    roles: Mapping[str, Model] | None = None,
+) -> RunPlan:
     """The run of ``config`` over the prepared tasks, as the lifecycle runs it."""
-    digests = {p.task.name: p.data.digest for p in prepared}
+    parts = fingerprint_parts(config, {p.task.name: _task_part(p) for p in prepared})
+    models = [model, *(roles or {}).values()]
     return RunPlan(
         prefix=f"{slug('+'.join(config.tasks))}-{slug(config.model)}-",
-        fingerprint=config.fingerprint(digests),
+        fingerprint=fingerprint_of(parts),
         selection={"limit": config.limit, "epochs": config.epochs},
-        info=_base_info(config, prepared),
+        info=_base_info(config, prepared, parts),
         work=sample_work(prepared, config.epochs, model),
         finish=lambda info, records: finish_info(info, prepared, records),
         concurrency=config.concurrency,
-        closers=[model.aclose],
-        preflight=[lambda: preflight(model)],
+        closers=[m.aclose for m in models],
+        preflight=[functools.partial(preflight, m) for m in models],
         on_folder=[functools.partial(_set_run_dir, p.resources) for p in prepared],
+        fingerprint_parts=parts,
     )
+
+
+def _task_part(p: PreparedTask) -> dict[str, Any]:
+    """One task's share of the fingerprint: the digest of its data as loaded (computed here,
+    not taken from the task), the task's own digest of its files, its scoring version and
+    its options."""
+    return {
+        "data": content_digest(p.data),
+        "files": p.data.digest,
+        "scoring_version": p.task.scoring_version,
+        "options": p.task.resolved_options(),
+    }
 
 
 def _set_run_dir(resources: Resources, folder: Path) -> None:
     resources.run_dir = folder
 
 
-def _base_info(config: RunConfig, prepared: list[PreparedTask]) -> dict[str, Any]:
-    return {
+def _base_info(
+    config: RunConfig, prepared: list[PreparedTask], parts: dict[str, Any]
+) -> dict[str, Any]:
+    config_json = config.model_dump(mode="json")
+    config_json["task_options"] = {
+        p.task.name: p.task.resolved_options() for p in prepared if p.task.option_defaults
+    }
+    info: dict[str, Any] = {
         "toolbench_version": __version__,
         "command": recorded_command(),
-        "config": config.model_dump(mode="json"),
+        "config": config_json,
         "data": {
             p.task.name: {
                 "version": p.data.version,
@@ -172,29 +215,39 @@ def _base_info(config: RunConfig, prepared: list[PreparedTask]) -> dict[str, Any
             for p in prepared
         },
         "metric_names": {p.task.name: list(p.task.metrics) for p in prepared},
+        "fingerprint_parts": parts,
     }
+    for p in prepared:
+        info.update(p.task.run_info(p.data))
+    return info
 
 
 def finish_info(
     info: dict[str, Any], prepared: list[PreparedTask], records: list[dict[str, Any]]
 ) -> tuple[dict[str, Any], int]:
     """Metrics and counts per task over the selected samples and epochs of the whole log;
-    and how many of those ended scored or as model errors."""
+    and how many of those ended scored or as model errors. A task with its own ``summarize``
+    (it runs alone) gives run.json's metrics and counts itself; the others average outcomes
+    per epoch."""
     info = dict(info)
     epochs = int(info["config"]["epochs"])
-    by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for record in records:
-        by_task[record["task"]].append(record)
+    by_key = {(r["task"], r["id"], r["epoch"]): r for r in records}
     info["metrics"], info["metrics_spread"], info["counts"] = {}, {}, {}
+    finished = 0
     for p in prepared:
-        selected = {s.id for s in p.samples}
-        task_records = [
-            r for r in by_task[p.task.name] if r["id"] in selected and r["epoch"] < epochs
-        ]
+        wanted = [(s.task, s.id, e) for e in range(epochs) for s in p.samples]
+        task_records = [by_key[key] for key in wanted if key in by_key]
+        summary = p.task.summarize(task_records)
+        if summary is not None:
+            info["metrics"], info["counts"] = summary["metrics"], summary["counts"]
+            del info["metrics_spread"]
+            finished += sum(1 for r in task_records if r["status"] != "infra_error")
+            continue
         means, spread = task_metrics(p.task, task_records)
         info["metrics"][p.task.name] = means
         if epochs > 1:
             info["metrics_spread"][p.task.name] = spread
-        info["counts"][p.task.name] = counts_of(task_records)
-    finished = sum(c["scored"] + c["model_error"] for c in info["counts"].values())
+        counts = counts_of(task_records)
+        info["counts"][p.task.name] = counts
+        finished += counts["scored"] + counts["model_error"]
     return info, finished

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from toolbench.config import changed_parts
 from toolbench.core.bounded import MAX_RECORD_BYTES, record_line
 from toolbench.errors import UserError
 from toolbench.runner.chain import (
@@ -238,14 +239,23 @@ class RunStore:
         self.close()
         self._lock.release()
 
-    def check_fingerprint(self, fingerprint: str) -> None:
+    def check_fingerprint(self, fingerprint: str, parts: Mapping[str, Any] | None = None) -> None:
+        """Refuse to resume a run made under another configuration, naming what changed
+        (from the fingerprint parts both runs keep) when it can."""
         info = read_run_info(self.folder)
-        if info.get("fingerprint") != fingerprint:
-            raise UserError(
-                f"{self.folder}: this run folder holds a run with a different configuration "
-                f"(fingerprint {info.get('fingerprint')} != {fingerprint}); "
-                "use another --out, or repeat the original command to resume it"
-            )
+        if info.get("fingerprint") == fingerprint:
+            return
+        old_parts = info.get("fingerprint_parts")
+        changes = changed_parts(old_parts, parts) if isinstance(old_parts, dict) and parts else []
+        what = (
+            "; ".join(changes)
+            if changes
+            else (f"fingerprint {info.get('fingerprint')} != {fingerprint}")
+        )
+        raise UserError(
+            f"{self.folder}: this run folder holds a run with a different configuration "
+            f"({what}); use another --out, or repeat the original command to resume it"
+        )
 
     def prepare_resume(self) -> dict[Key, dict[str, Any]]:
         """Cut a torn tail, check the chain, move infra errors aside for retry (re-chaining

@@ -274,7 +274,7 @@ def test_fix_corner_name_flag(cli: Callable[..., CliResult], tmp_path: Path) -> 
     for ident in (r["id"] for r in misspelt):
         assert "botom" not in runs["fixed"][ident]["message"]
     info, _ = read_run(tmp_path / "fixed")
-    assert info["config"]["fix_corner_name"] is True
+    assert info["config"]["task_options"]["tabletop"]["fix_corner_name"] is True
     code, _, err = cli("run", "booking", "--model", "oracle", "--fix-corner-name",
                        "--out", str(tmp_path / "b"))  # fmt: skip
     assert code == 2 and "--fix-corner-name" in err

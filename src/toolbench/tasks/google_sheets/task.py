@@ -122,6 +122,7 @@ class SheetsTask(QueryPrompt, TaskBase):
             # error rather than a failed load.
             worlds, cleanup = self.live_worlds(workbook, data.samples)
             data.runtime = SheetsRuntime(workbook, worlds, live=True, cleanup=cleanup)
+            data.on_close.append(data.runtime.close)
             return data
         worlds = {s.id: self._world(workbook, s) for s in data.samples}
         data.runtime = SheetsRuntime(workbook, worlds)

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from toolbench.core.solve import Generate, SampleState
@@ -50,6 +51,7 @@ class TabletopTask(OfflineFolderTask):
     defaults: TaskDefaults = field(default_factory=TaskDefaults)
     metrics: tuple[str, ...] = METRICS
     fix_corner_name: bool = False  # the original's misspelt "botom right corner" by default
+    option_defaults = MappingProxyType({"fix_corner_name": False})
     generator: Any = None
 
     def load(

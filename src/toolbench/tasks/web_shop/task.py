@@ -19,6 +19,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from toolbench.core.solve import Generate, SampleState
@@ -54,7 +55,11 @@ class WebShopTask(OfflineFolderTask):
     defaults: TaskDefaults = field(default_factory=TaskDefaults)
     metrics: tuple[str, ...] = METRICS
     generator: TaskGenerator | None = None
-    uses_history: bool = True  # --history applies
+    uses_history: bool = True  # the history option applies
+    # How many earlier actions and pages each turn's prompt shows (0: only the current page,
+    # as the original); a task option (``--history K``).
+    history: int = 0
+    option_defaults = MappingProxyType({"history": 0})
 
     def load(
         self, version: str, data_dir: Path | None, live: LiveOptions | None = None
@@ -100,7 +105,7 @@ class WebShopTask(OfflineFolderTask):
     async def solve(self, state: SampleState, generate: Generate, resources: Resources) -> Outcome:
         runtime: Runtime = resources.data.runtime
         session = runtime.store.new_session(int(state.sample.id), runtime.layout)
-        earlier: deque[tuple[str, str]] = deque(maxlen=resources.history)
+        earlier: deque[tuple[str, str]] = deque(maxlen=self.history)
         for turn in range(1, MAX_STEPS + 1):
             page_text = session.observation
             request = turn_request(
