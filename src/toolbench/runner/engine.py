@@ -84,13 +84,15 @@ class WorkItem:
 
 
 def sample_work(prepared: Sequence[PreparedTask], epochs: int, model: Model) -> list[WorkItem]:
-    """Every (task, sample, epoch) of a tool-task run, epoch by epoch."""
+    """Every (sample's task, sample, epoch) of a run, epoch by epoch. The key uses the
+    sample's own ``task`` (the awareness task tags its items ``aware-<mode>``), which is also
+    the record's ``task``; the progress bar is the task's."""
 
     def item(p: PreparedTask, sample: Sample, epoch: int) -> WorkItem:
         async def run() -> dict[str, Any]:
             return await solve_sample(p.task, p.resources, sample, epoch, model)
 
-        return WorkItem((p.task.name, sample.id, epoch), p.task.name, run)
+        return WorkItem((sample.task, sample.id, epoch), p.task.name, run)
 
     return [item(p, s, e) for e in range(epochs) for p in prepared for s in p.samples]
 
