@@ -11,11 +11,12 @@ for each flag from them, so a new flag is swept without anyone listing it.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import tempfile
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from toolbench.errors import UserError
 
@@ -90,6 +91,22 @@ def text(value: str) -> str:
     if not value.strip():
         raise argparse.ArgumentTypeError("an empty value; give one")
     return value
+
+
+def task_option(value: str) -> tuple[str, str, Any]:
+    """``TASK.NAME=VALUE`` -> (task, option, value); VALUE is read as JSON when it is JSON
+    (``2``, ``true``, ``["a"]``) and kept as text otherwise (``yes`` stays ``"yes"``)."""
+    target, equals, raw = value.partition("=")
+    task, dot, name = target.strip().partition(".")
+    if not (equals and dot and task and name.isidentifier()):
+        raise argparse.ArgumentTypeError(
+            f"{value!r}: expected TASK.NAME=VALUE, e.g. web_shop.history=2"
+        )
+    try:
+        parsed: Any = json.loads(raw)
+    except ValueError:
+        parsed = raw
+    return task, name, parsed
 
 
 def url(value: str) -> str:

@@ -188,6 +188,15 @@ def _add_run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         "'botom right corner', which no other function accepts, is the default)",
     )
     run.add_argument(
+        "--task-option",
+        type=argtypes.task_option,
+        action="append",
+        default=[],
+        metavar="TASK.NAME=VALUE",
+        help="set one of a task's options (repeatable; VALUE is JSON or text), e.g. "
+        "web_shop.history=2; 'toolbench list tasks' names each task's options",
+    )
+    run.add_argument(
         "--allow-missing",
         action="store_true",
         help="replay: run even if the file lacks samples (scored as crashes), names unknown "
