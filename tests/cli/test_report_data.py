@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CliResult, read_run
-from toolbench.tasks.registry import TASKS
+from toolbench.tasks.registry import get_task
 
 
 def _replay_file(path: Path, predictions: dict[str, str]) -> Path:
@@ -69,7 +69,7 @@ def test_data_generate_reproduces_committed_files(
     assert (
         cli("data", "generate", task, "--split", "test", "--seed", "0", "--out", str(out))[0] == 0
     )
-    committed = TASKS[task].package_dir / "data" / "v0"  # type: ignore[attr-defined]
+    committed = get_task(task).package_dir / "data" / "v0"  # type: ignore[operator]
     for rel in ["test.jsonl", *(f"functions/{p.name}" for p in (committed / "functions").iterdir()),
                 *(f"examples/{p.name}" for p in (committed / "examples").iterdir())]:  # fmt: skip
         assert filecmp.cmp(out / rel, committed / rel, shallow=False), rel
@@ -104,7 +104,7 @@ def test_train_split_gives_prompt_completion_pairs_disjoint_from_test(
     assert len(lines) == 50
     assert all(x["prompt"].endswith(f"Task: {x['query']}\nAction:\n") for x in lines)
     assert all(x["completion"].startswith("API.select_booking_type(") for x in lines)
-    committed = TASKS["booking"].package_dir / "data" / "v0" / "test.jsonl"  # type: ignore[attr-defined]
+    committed = get_task("booking").package_dir / "data" / "v0" / "test.jsonl"  # type: ignore[operator]
     test_queries = {json.loads(line)["prompt"] for line in committed.read_text().splitlines()}
     assert not test_queries & {x["query"] for x in lines}
 

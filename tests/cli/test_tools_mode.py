@@ -15,7 +15,7 @@ from tests.conftest import CliResult, read_run
 from tests.fakeserver import FakeOpenAIServer
 from toolbench.tasks.booking.tools import TOOLSET as BOOKING
 from toolbench.tasks.home_search.tools import TOOLSET as HOME
-from toolbench.tasks.registry import TASKS
+from toolbench.tasks.registry import get_task
 from toolbench.tasks.tool_calling import ToolSet, gold_calls
 
 LIMIT = "4"
@@ -23,7 +23,7 @@ LIMIT = "4"
 
 def _gold_by_task(name: str, toolset: ToolSet) -> dict[str, list[dict[str, Any]]]:
     """'Task: <query>' -> the gold's calls in the fake server's reply shape."""
-    samples = TASKS[name].load("v0", None).samples
+    samples = get_task(name).load("v0", None).samples
     return {
         f"Task: {s.query}": [
             {"name": tool, "arguments": args} for tool, args in gold_calls(toolset, s.labels[0])

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CliResult, read_run
-from toolbench.tasks.registry import TASKS
+from toolbench.tasks.registry import get_task
 
 
 def _trip(kind: str, origin: str, destination: str, people: str, *rest: str) -> str:
@@ -197,7 +197,7 @@ FLOORS = {"booking": (0.9, 0.0), "home_search": (0.75, 0.0)}  # (success rate, c
 def _original_folder(root: Path, task: str, records: list[tuple[str, str]]) -> None:
     """``root/<task>/v0`` in the original layout: test.jsonl plus the task's docs and demos."""
     folder = root / task / "v0"
-    ours = TASKS[task].package_dir / "data" / "v0"  # type: ignore[attr-defined]
+    ours = get_task(task).package_dir / "data" / "v0"  # type: ignore[operator]
     for part in ("functions", "examples"):
         shutil.copytree(ours / part, folder / part)
     lines = [json.dumps({"prompt": q, "completion": [gold]}) for q, gold in records]

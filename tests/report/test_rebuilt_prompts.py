@@ -23,7 +23,7 @@ from toolbench.core.solve import prompt_hash
 from toolbench.report import golds
 from toolbench.report.explorer import explorer_data
 from toolbench.report.summary import LoadedRun
-from toolbench.tasks.registry import TASKS, get_task
+from toolbench.tasks.registry import all_tasks, get_task
 
 Cli = Callable[..., CliResult]
 
@@ -40,7 +40,7 @@ ALL_TASKS = (
 # The first call's shape differs by mode: chat messages (an LMP's own chat wrapping for
 # tabletop), and in tools mode the chat messages plus the API as tools.
 CHAT_TASKS = ("tabletop", "web_shop", "open_weather")
-TOOLS_TASKS = tuple(name for name, task in TASKS.items() if getattr(task, "toolset", None))
+TOOLS_TASKS = tuple(task.name for task in all_tasks() if task.toolset is not None)
 MATCHES = "prompt (rebuilt; matches the record's prompt hash)"
 
 
@@ -202,8 +202,8 @@ def test_a_plugin_shaped_task_is_rebuilt_and_one_without_the_hook_is_said(
     from tests.runner.scripted_tasks import CounterTask, PlanTask
     from toolbench.tasks import registry
 
-    monkeypatch.setitem(registry.TASKS, "counter", CounterTask())
-    monkeypatch.setitem(registry.TASKS, "plan", PlanTask())
+    monkeypatch.setitem(registry.REGISTERED, "counter", CounterTask())
+    monkeypatch.setitem(registry.REGISTERED, "plan", PlanTask())
     out = tmp_path / "run"
     code, _, err = cli("run", "counter,plan", "--model", "oracle", "--out", str(out))
     assert code == 0, err
@@ -215,7 +215,7 @@ def test_a_plugin_shaped_task_is_rebuilt_and_one_without_the_hook_is_said(
     class Older(PlanTask):
         first_request = None  # type: ignore[assignment]
 
-    monkeypatch.setitem(registry.TASKS, "plan", Older())
+    monkeypatch.setitem(registry.REGISTERED, "plan", Older())
     code, shown, err = cli("show", str(out), "--task", "plan", "--limit", "1")
     assert code == 0, err
     assert "(the prompt could not be rebuilt: task plan declares no first_request)" in shown

@@ -25,8 +25,8 @@ COMPARED = ("task", "id", "epoch", "status", "success", "metrics", "message", "p
 @pytest.fixture
 def scripted(monkeypatch: pytest.MonkeyPatch) -> Iterator[CounterTask]:
     counter = CounterTask()
-    monkeypatch.setitem(registry.TASKS, "counter", counter)
-    monkeypatch.setitem(registry.TASKS, "plan", PlanTask())
+    monkeypatch.setitem(registry.REGISTERED, "counter", counter)
+    monkeypatch.setitem(registry.REGISTERED, "plan", PlanTask())
     yield counter
 
 

@@ -17,7 +17,7 @@ from toolbench.types import Doc, Sample, TaskContext
 
 def command_generate(args: argparse.Namespace, console: Console) -> int:
     task = get_task(args.task)
-    generator = getattr(task, "generator", None)
+    generator = task.generator
     if generator is None:
         raise UserError(f"task {task.name} has no data generator")
     n = args.n or generator.default_test_size

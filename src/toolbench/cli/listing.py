@@ -12,11 +12,11 @@ from rich.table import Table
 def command_list(args: argparse.Namespace, console: Console) -> int:
     table = Table()
     if args.what == "tasks":
-        from toolbench.tasks.registry import TASKS
+        from toolbench.tasks.registry import all_tasks
 
         for column in ("task", "versions", "metrics", "what the model writes"):
             table.add_column(column)
-        for task in TASKS.values():
+        for task in all_tasks():
             table.add_row(
                 task.name, ", ".join(task.versions()), ", ".join(task.metrics), task.summary
             )

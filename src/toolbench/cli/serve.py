@@ -27,7 +27,7 @@ def command_serve(args: argparse.Namespace, console: Console) -> int:
         raise UserError(
             f"--version: only web_shop has page layouts to choose; drop it for {task.name}"
         )
-    service = getattr(task, "service", None)
+    service = task.service
     if service is None:
         raise UserError(f"task {task.name} has no HTTP service to serve (try open_weather)")
     app, key = serving_app(service), SIMULATED_API_KEY

@@ -64,11 +64,11 @@ def _config(run: LoadedRun) -> RunConfig | None:
 def load_source(run: LoadedRun, task_name: str, cache_dir: Path | None) -> TaskSource:
     """The task's data as ``run.json`` describes it (reading only; nothing executes)."""
     from toolbench.runner.run import prompt_config_for
-    from toolbench.tasks.registry import TASKS
+    from toolbench.tasks.registry import find_task
 
     source = TaskSource(task_name)
     config = _config(run)
-    task = TASKS.get(task_name)
+    task = find_task(task_name)
     if run.info.get("kind") == "aware":
         source.problem = "an awareness instance: its dialogue and APIs are in the details"
         return source
@@ -101,10 +101,10 @@ def execute_golds(source: TaskSource, ids: Iterable[str]) -> None:
     """Run the golds of these samples (as ``prepare`` does for a run) for their world states.
     Only tasks whose records hold a state need this; any failure leaves the golds unknown."""
     from toolbench.sandbox.pool import SandboxPool
-    from toolbench.tasks.registry import TASKS
+    from toolbench.tasks.registry import find_task
 
     data = source.data
-    task = TASKS.get(source.task)
+    task = find_task(source.task)
     wanted = [source.samples[i] for i in dict.fromkeys(ids) if i in source.samples]
     if data is None or task is None or not wanted:
         return
@@ -123,19 +123,18 @@ def view_of(source: TaskSource, sample_id: str, record: dict[str, Any]) -> Sampl
     record's epoch by the task's own ``first_request`` (the code its solve loop sends it
     with), so the hash comparison says whether the data or settings changed, nothing else."""
     from toolbench.core.solve import prompt_hash
-    from toolbench.tasks.registry import TASKS
+    from toolbench.tasks.registry import find_task
 
     sample = source.samples.get(sample_id)
-    task = TASKS.get(source.task)
+    task = find_task(source.task)
     if sample is None or source.prompter is None or source.data is None or task is None:
         return None
     raw_epoch = record.get("epoch")
     epoch = raw_epoch if isinstance(raw_epoch, int) else 0
-    build = getattr(task, "first_request", None)  # a task written before the hook lacks it
     try:
-        if not callable(build):
+        if not callable(task.first_request):  # a third-party task that set it to None
             raise ValueError(f"task {source.task} declares no first_request")
-        request = build(source.data, sample, epoch, source.prompter)
+        request = task.first_request(source.data, sample, epoch, source.prompter)
     except (UserError, OSError, ValueError, LookupError, TypeError) as exc:
         # The reader is told; the rest of the record is still shown.
         prompt, matches = f"(the prompt could not be rebuilt: {exc})"[:500], None

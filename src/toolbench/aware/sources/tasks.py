@@ -26,13 +26,12 @@ def task_instance_id(task: str, sample_id: str) -> str:
 def load_task(name: str, *, version: str = "v0", data_dir: Path | None = None) -> list[Instance]:
     """Complete instances for every sample of a registered task."""
     task = get_task(name)
-    package_dir = getattr(task, "package_dir", None)
+    package_dir = task.package_dir
     if package_dir is None:
         raise UserError(f"task {name} has no data folder to build awareness instances from")
     data = load_folder(name, package_dir, version, data_dir)
     specs: list[ApiSpec] = [doc_to_spec(doc) for doc in data.context.functions]
     instances = []
-    needed = getattr(task, "needed_apis", None)
     for sample in data.samples:
         used = apis_used(sample.labels[0], specs)
         if not used:
@@ -43,7 +42,7 @@ def load_task(name: str, *, version: str = "v0", data_dir: Path | None = None) -
         notes: dict[str, object] = {}
         if "slots" in sample.fields:
             notes["slots"] = dict(sample.fields.get("slots") or {})
-        if callable(needed) and (groups := needed(sample)):
+        if groups := task.needed_apis(sample):
             notes["needed_apis"] = groups
         instances.append(
             complete_instance(
