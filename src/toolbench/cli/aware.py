@@ -18,14 +18,13 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
-    ProgressColumn,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.text import Text
 
 from toolbench.errors import UserError
+from toolbench.runner.lifecycle import RateColumn
 
 EXIT_INCOMPLETE = 3
 
@@ -85,13 +84,6 @@ def _check_flags(args: argparse.Namespace) -> None:
         min_similarity=args.min_similarity,
         max_similarity=args.max_similarity,
     )
-
-
-class RateColumn(ProgressColumn):
-    """Items per second, once rich has measured a rate."""
-
-    def render(self, task: Any) -> Text:
-        return Text(f"{task.speed:.0f}/s" if task.speed else "")
 
 
 class EncodingProgress:

@@ -22,7 +22,7 @@ from toolbench.aware.evaluate.human import HumanSession
 from toolbench.aware.evaluate.human_store import default_db_path
 from toolbench.aware.evaluate.human_web import HumanWeb
 from toolbench.aware.evaluate.prompts import EXPLICIT_SYSTEM, explicit_user_message
-from toolbench.report.tables import Grid
+from toolbench.tables.grid import Grid
 
 CliResult = tuple[int, str, str]
 

@@ -10,7 +10,7 @@ from tests.aware.review.web_data import HOSTILE, NAME, SCRIPT, write_hostile
 from tests.aware.review.webserver import press, serving, sign_in, watch_dialogs
 from toolbench.aware.evaluate.human import HumanSession
 from toolbench.aware.evaluate.human_web import HumanWeb
-from toolbench.report.tables import Grid
+from toolbench.tables.grid import Grid
 
 
 def test_hostile_text_inert_and_keys(tmp_path: Path, browser_page: Any) -> None:

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from toolbench.aware.eventlog import EventLog
 from toolbench.errors import UserError
@@ -125,7 +125,14 @@ class Layout:
 
 
 #: One events row: seq, instance_id, who, action, *payload, created_at, undoes_seq.
-Row = tuple[object, ...]
+Row = tuple[Any, ...]
+
+
+def split_row(row: Row) -> tuple[int, str, str, Any, tuple[Any, ...], float, int | None]:
+    """A row's common columns typed, its payload as a tuple: what a use's ``event`` builds on."""
+    seq, instance_id, who, action, *payload, created_at, undoes = row
+    undoes_seq = None if undoes is None else int(undoes)
+    return int(seq), str(instance_id), str(who), action, tuple(payload), created_at, undoes_seq
 
 
 class AnnotationStore(EventLog, Generic[E]):

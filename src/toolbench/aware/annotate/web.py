@@ -69,14 +69,26 @@ class Words:
     all_done: str
 
 
+@dataclass(frozen=True)
+class Site:
+    """A use's server: ``title`` of its pages, ``what`` the sign-in form names ("review"),
+    ``landing`` (GET: the next instance) and ``post`` (POST: a decision), ``notices`` (code ->
+    the line shown after a redirect; codes, never text from the request, travel in URLs)."""
+
+    title: str
+    what: str
+    landing: str
+    post: str
+    notices: Mapping[str, str]
+    words: Words
+
+
 class AnnotationWeb(SignIn):
     """The server's state: its store and queue, the guard, and the four routes besides sign-in
-    (``landing`` GET shows the next instance, ``post`` POST decides, ``/undo``, ``/results``).
-    A use sets the class attributes and calls ``start``."""
+    (``landing`` shows the next instance, ``post`` decides, ``/undo``, ``/results``). A use
+    sets ``site`` and calls ``start``."""
 
-    post = "/"
-    words: Words
-    notices: ClassVar[Mapping[str, str]] = {}
+    site: ClassVar[Site]
 
     def start(
         self,
@@ -89,6 +101,7 @@ class AnnotationWeb(SignIn):
     ) -> None:
         """Serve ``queue`` from ``store``; ``extra`` goes to every page (e.g. the dataset's
         name, the instructions)."""
+        self.title, self.what, self.landing = self.site.title, self.site.what, self.site.landing
         self.store = store
         self.extra = extra or {}
         self.queue = queue
@@ -99,7 +112,7 @@ class AnnotationWeb(SignIn):
             [
                 *self.sign_in_routes(),
                 Route(self.landing, self.show, methods=["GET"]),
-                Route(self.post, self.decide, methods=["POST"]),
+                Route(self.site.post, self.decide, methods=["POST"]),
                 Route("/undo", self.undo, methods=["POST"]),
                 Route("/results", self.results, methods=["GET"]),
             ],
@@ -126,7 +139,7 @@ class AnnotationWeb(SignIn):
         if session is None or not session.name:
             return redirect("/")
         self.people.add(session.name)
-        notice = self.notices.get(request.query_params.get("n", ""), "")
+        notice = self.site.notices.get(request.query_params.get("n", ""), "")
         return await run_in_threadpool(self._page, session.name, session.csrf, notice)
 
     def _page(self, who: str, csrf: str, notice: str) -> Response:
@@ -142,8 +155,8 @@ class AnnotationWeb(SignIn):
             "total": len(self.queue),
             "mine": self.store.decided_by(who),
             "undo_seq": latest[0] if latest else None,
-            "done_word": self.words.done_word,
-            "done_noun": self.words.done_noun,
+            "done_word": self.site.words.done_word,
+            "done_noun": self.site.words.done_noun,
             **self.extra,
         }
         if instance_id is not None:
@@ -153,8 +166,8 @@ class AnnotationWeb(SignIn):
         return page(
             "done.html",
             busy=busy,
-            items=self.words.items,
-            all_done=self.words.all_done,
+            items=self.site.words.items,
+            all_done=self.site.words.all_done,
             landing=self.landing,
             **common,
         )

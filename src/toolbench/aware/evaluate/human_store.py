@@ -16,13 +16,11 @@ message saying which options the answers were started with. Kept apart from the 
 from __future__ import annotations
 
 import sqlite3
-import time
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from toolbench.aware.annotate.store import AnnotationStore, Layout, Row
+from toolbench.aware.annotate.store import AnnotationStore, Layout, Row, split_row
 from toolbench.errors import UserError
 
 DB_SUFFIX = ".human.sqlite"
@@ -87,35 +85,16 @@ class Given:
 class AnswerStore(AnnotationStore[Event]):
     """The answer log and work leases of one sample (see the module docstring).
 
-    ``order`` is the sample's ids in presentation order; ``meta`` is recorded when the file is
-    created and its ``sample_digest`` must match on every later open. ``clock`` is for tests.
+    Made with the sample's ids in presentation order and ``meta``, recorded when the file is
+    created; its ``sample_digest`` must match on every later open.
     """
 
     layout = LAYOUT
     what = "human answers"
 
-    def __init__(
-        self,
-        path: Path,
-        order: Sequence[str],
-        meta: dict[str, str],
-        *,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        super().__init__(path, order, meta, clock=clock)
-
     def event(self, row: Row) -> Event:
-        seq, instance_id, annotator, action, answer, seconds, created_at, undoes = row
-        return Event(
-            seq=int(str(seq)),
-            instance_id=str(instance_id),
-            annotator=str(annotator),
-            action=action,  # type: ignore[arg-type]
-            answer=answer,  # type: ignore[arg-type]
-            seconds=None if seconds is None else float(str(seconds)),
-            created_at=float(str(created_at)),
-            undoes_seq=None if undoes is None else int(str(undoes)),
-        )
+        seq, instance_id, annotator, action, (answer, seconds), at, undoes = split_row(row)
+        return Event(seq, instance_id, annotator, action, answer, seconds, at, undoes)
 
     def created(self, conn: sqlite3.Connection) -> None:
         conn.executemany(

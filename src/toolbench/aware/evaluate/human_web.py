@@ -29,7 +29,7 @@ from rich.console import Console
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
 
-from toolbench.aware.annotate.web import AnnotationWeb, Chosen, Words, serve
+from toolbench.aware.annotate.web import AnnotationWeb, Chosen, Site, Words, serve
 from toolbench.aware.annotate.webkit import (
     LOOPBACK_HOSTS,
     Form,
@@ -42,7 +42,6 @@ from toolbench.aware.annotate.webkit import (
 )
 from toolbench.aware.evaluate.human import HumanSession
 from toolbench.aware.evaluate.human_results import Line
-from toolbench.aware.evaluate.human_store import AnswerStore
 from toolbench.aware.evaluate.prompts import EXPLICIT_SYSTEM, explicit_user_message
 
 COOKIE = "toolbench_human"
@@ -53,24 +52,21 @@ NOTICES = {
     "nothing": "nothing to undo",
     "taken": "that one was answered by someone else meanwhile; here is the next one",
 }
-_DONE = {"yes": "answered", "no": "answered", "skip": "skipped"}
+#: The study never says "instance" (ids name the manipulation): a question is what people see.
+SITE = Site(
+    "study",
+    "answer",
+    "/answer",
+    "/answer",
+    NOTICES,
+    Words("answered", "answer", "question(s)", "Every question is answered. Thank you!"),
+)
 
 
 class HumanWeb(AnnotationWeb):
     """The human-baseline server's state: the session (sample), its store and the guard."""
 
-    store: AnswerStore
-    title = "study"
-    what = "answer"
-    landing = "/answer"
-    post = "/answer"
-    notices = NOTICES
-    words = Words(
-        done_word="answered",
-        done_noun="answer",
-        items="question(s)",
-        all_done="Every question is answered. Thank you!",
-    )
+    site = SITE
 
     def __init__(
         self,
@@ -105,7 +101,7 @@ class HumanWeb(AnnotationWeb):
             raise HTTPException(400, "that question is not in this study")
         instance_id = self.ids[position - 1]
         choice = one(form, "choice")
-        if choice not in _DONE:
+        if choice not in ("yes", "no", "skip"):
             raise HTTPException(400, "the answer must be yes, no or skip")
         if not self._handed(who, instance_id):
             return self._not_handed(who, instance_id)
@@ -113,8 +109,8 @@ class HumanWeb(AnnotationWeb):
             shown = self._shown.pop((who, instance_id), None)
         seconds = round(time.monotonic() - shown, 3) if shown is not None else 0.0
         if choice == "skip":
-            return Chosen(instance_id, "skip", (None, seconds), _DONE[choice])
-        return Chosen(instance_id, "answer", (choice, seconds), _DONE[choice])
+            return Chosen(instance_id, "skip", (None, seconds), "skipped")
+        return Chosen(instance_id, "answer", (choice, seconds), "answered")
 
     def _handed(self, annotator: str, instance_id: str) -> bool:
         """Whether this server showed ``instance_id`` to ``annotator`` and they have not
@@ -129,7 +125,7 @@ class HumanWeb(AnnotationWeb):
         """A form for a question not given to this annotator stores nothing. One already
         answered, or skipped by them, is a resent form (double click, back button): it goes
         on to the next question as before. Any other is refused, saying what to do."""
-        if instance_id in self.store.answers():
+        if instance_id in self.store.decided():
             return self.to("taken")
         mine = self.store.events(who=annotator)
         if any(e.instance_id == instance_id and e.action == "skip" for e in mine):

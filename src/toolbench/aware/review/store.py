@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from toolbench.aware.annotate.store import AnnotationStore, Layout, Row
+from toolbench.aware.annotate.store import AnnotationStore, Layout, Row, split_row
 from toolbench.errors import UserError
 
 DB_SUFFIX = ".review.sqlite"
@@ -106,16 +106,9 @@ class ReviewStore(AnnotationStore[Event]):
         super().__init__(path, instance_ids, meta, create=create, clock=clock)
 
     def event(self, row: Row) -> Event:
-        seq, instance_id, reviewer, action, reasons, note, created_at, undoes = row
+        seq, instance_id, reviewer, action, (reasons, note), at, undoes = split_row(row)
         return Event(
-            seq=int(str(seq)),
-            instance_id=str(instance_id),
-            reviewer=str(reviewer),
-            action=action,  # type: ignore[arg-type]
-            reasons=tuple(json.loads(str(reasons))),
-            note=str(note),
-            created_at=float(str(created_at)),
-            undoes_seq=None if undoes is None else int(str(undoes)),
+            seq, instance_id, reviewer, action, tuple(json.loads(reasons)), note, at, undoes
         )
 
     def check_meta(self, recorded: dict[str, str], meta: dict[str, str]) -> None:

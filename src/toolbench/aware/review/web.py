@@ -20,7 +20,7 @@ from starlette.exceptions import HTTPException
 from starlette.responses import Response
 
 from toolbench.aware.annotate.store import DEFAULT_LEASE_S
-from toolbench.aware.annotate.web import AnnotationWeb, Chosen, Words, serve
+from toolbench.aware.annotate.web import AnnotationWeb, Chosen, Site, Words, serve
 from toolbench.aware.annotate.webkit import LOOPBACK_HOSTS, Form, Guard, bind, hosts_for, one, page
 from toolbench.aware.review import web_view
 from toolbench.aware.review.store import ReviewStore, default_db_path
@@ -44,24 +44,17 @@ NOTICES = {
 }
 
 _DONE = {"accept": "accepted", "reject": "rejected", "skip": "skipped"}
+_WORDS = Words(
+    "reviewed", "decision", "instance(s)", "Every instance in the queue is reviewed. Thank you."
+)
+SITE = Site("review", "review", "/review", "/decide", NOTICES, _WORDS)
 
 
 class ReviewWeb(AnnotationWeb):
     """The review server's state: the dataset, its queue, the store, the guard."""
 
     store: ReviewStore
-
-    title = "review"
-    what = "review"
-    landing = "/review"
-    post = "/decide"
-    notices = NOTICES
-    words = Words(
-        done_word="reviewed",
-        done_noun="decision",
-        items="instance(s)",
-        all_done="Every instance in the queue is reviewed. Thank you.",
-    )
+    site = SITE
 
     def __init__(
         self,
