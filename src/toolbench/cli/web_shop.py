@@ -1,23 +1,26 @@
 """``toolbench web_shop human``: a person shops the store in a browser; each episode becomes a
-record of a run folder that ``toolbench report`` reads like a model's (see
-``tasks/web_shop/web/human.py``).
+record of a run folder that ``toolbench report`` reads like a model's.
 
-The run folder follows the runner's lifecycle: folder chosen as for ``toolbench run`` (the
-newest unfinished run of this person and version, else a new one), run.json written as running
-first and finalised on any ending with the metrics of the whole log, the log's chain checked.
+It is a run of the web_shop task like ``toolbench run web_shop --limit N``, whose model is the
+person (``HumanModel``, ``tasks/web_shop/web/human.py``): the same runner chooses the folder
+(the newest unfinished run of this person and version, else a new one), locks it, resumes it
+and writes run.json. The run goes on in a thread of its own; this thread serves the shop, so
+Ctrl-C stops the server, and an action the run still waits for then never comes: the run ends
+as interrupted, and the same command continues it.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import getpass
-import time
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
-from toolbench import __version__
 from toolbench.config import RunConfig
 from toolbench.errors import UserError
 
@@ -73,7 +76,10 @@ def person_name(raw: str | None) -> str:
 
 
 def command_web_shop(args: argparse.Namespace, console: Console, cache_dir: Path) -> int:
+    from toolbench.cli.serve import bind
+
     name = person_name(args.name)
+    bind(args.host, args.port).close()  # a bad --host/--port is exit 2 before any folder
     config = RunConfig(tasks=["web_shop"], model=f"human:{name}", version=args.data_version,
                        limit=args.n, concurrency=1, use_cache=False)  # fmt: skip
     return record_human(config, args, console, cache_dir)
@@ -82,134 +88,98 @@ def command_web_shop(args: argparse.Namespace, console: Console, cache_dir: Path
 def record_human(
     config: RunConfig, args: argparse.Namespace, console: Console, cache_dir: Path
 ) -> int:
-    """Serve until every goal is recorded (exit 0) or Ctrl-C (130, resumable)."""
-    from toolbench.cli.serve import bind, run_server
-    from toolbench.runner.lifecycle import folder_for, open_run, slug
-    from toolbench.runner.run import prepare_tasks
-    from toolbench.tasks.web_shop.web.app import ShopConfig, create_app
-    from toolbench.tasks.web_shop.web.human import HumanRecording
+    """Serve until every goal is recorded (exit 0) or the server stops (130, resumable)."""
+    from toolbench.models.base import ModelOptions
+    from toolbench.runner.run import execute
+    from toolbench.tasks.registry import get_task
+    from toolbench.tasks.web_shop.web.human import HumanModel
 
-    bind(args.host, args.port).close()  # a bad --host/--port is exit 2 before any folder
-    prepared = prepare_tasks(config, _NoPrograms(), cache_dir)[0]
-    fingerprint = config.fingerprint({"web_shop": prepared.data.digest})
-    selection = {"limit": config.limit, "epochs": 1}
-    person = config.model.split(":", 1)[1]
-    prefix = f"web_shop-human-{slug(person)}-"
-    folder = folder_for(prefix, fingerprint, selection, args.out, args.runs_dir)
-    store, previous, done = open_run(folder, fingerprint, console)
-    info = _run_info(config, prepared, previous, fingerprint, selection)
-    store.write_info(info)
-    recording = HumanRecording(prepared, store, {key[1] for key in done}, person)
+    wake = threading.Event()  # the run asks its first action, or has ended
+    model = HumanModel(config.model.split(":", 1)[1], on_first_turn=wake.set)
+
+    def run() -> Any:
+        return execute(config, ModelOptions(), args.out, args.runs_dir, cache_dir, console,
+                       tasks=[get_task("web_shop")], model=model)  # fmt: skip
+
+    thread = _RunThread(run, wake.set)
+    thread.start()
+    try:
+        wake.wait()
+        if model.first_goal is not None:
+            _serve(model, args, console)
+    finally:
+        model.stop()  # an action still awaited will not come: the run ends as interrupted
+        thread.join()
+        _say_where(console, model, thread)
+    return 0 if thread.status() == "complete" else 130
+
+
+class _RunThread(threading.Thread):
+    """The run, in a thread of its own: its result, or what it raised."""
+
+    def __init__(self, target: Callable[[], Any], done: Callable[[], None]) -> None:
+        super().__init__(name="toolbench-web_shop-human-run", daemon=True)
+        self._run, self._done = target, done
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self.result = self._run()
+        except BaseException as exc:  # handed to the main thread by status()
+            self.error = exc
+        finally:
+            self._done()
+
+    def status(self) -> str:
+        """run.json's status, "interrupted" when the run was stopped; what the run raised
+        otherwise (e.g. the folder is in use: exit 2) is raised here."""
+        if isinstance(self.error, (asyncio.CancelledError, KeyboardInterrupt)):
+            return "interrupted"
+        if self.error is not None:
+            raise self.error
+        return str(self.result.info["status"])
+
+
+def _serve(model: Any, args: argparse.Namespace, console: Console) -> None:
+    """The shop for the person, until the last goal's end has been shown or Ctrl-C."""
+    from toolbench.cli import serve
+    from toolbench.tasks.web_shop.web.app import ShopConfig, create_app
+    from toolbench.tasks.web_shop.web.human import TITLE, ShopDesk
+
+    desk = ShopDesk(model)
     servers: list[Any] = []
 
     def stop_when_complete() -> None:
-        if recording.complete and servers:
+        if not desk.has_next() and servers:
             servers[0].should_exit = True
 
-    shop = ShopConfig(
-        prepared.data.runtime.store,
-        config.version,
-        picker=recording,
-        on_over=recording.on_over,
-        after_over=stop_when_complete,
-        note=recording.note,
-        title="toolbench web shop · human baseline",
-    )
-    status, start = "interrupted", time.perf_counter()
+    shop = ShopConfig(model.store, model.layout, picker=desk, step=desk.step,
+                      after_over=stop_when_complete, note=desk.note, title=TITLE)  # fmt: skip
+
+    def announce(url: str) -> None:
+        console.print(
+            f"{desk.note()}. Shop at {url} in a browser; each finished episode is saved to "
+            f"{model.folder} (Ctrl-C stops; run the same command again to continue)",
+            markup=False,
+            highlight=False,
+        )
+
+    serve.run_server(create_app(shop), args.host, args.port, announce, servers.append)
+
+
+def _say_where(console: Console, model: Any, thread: _RunThread) -> None:
+    """The last line: how many episodes the run folder holds, and where it is (nothing when
+    the run stopped before it had a folder)."""
+    from toolbench.runner.store import read_run_info
+
+    folder = thread.result.folder if thread.result is not None else model.folder
+    if folder is None:
+        return
     try:
-        if not recording.complete:
-
-            def announce(url: str) -> None:
-                _announce(console, url, recording, folder)
-
-            run_server(create_app(shop), args.host, args.port, announce, servers.append)
-        status = "complete" if recording.complete else "interrupted"
-    finally:
-        recording.stats.elapsed_s = time.perf_counter() - start
-        _finish(info, status, prepared, recording, folder, console)
-        console.print(f"{recording.note()}; run folder {folder} (toolbench report {folder})",
-                      markup=False, highlight=False)  # fmt: skip
-    return 0 if status == "complete" else 130
-
-
-def _run_info(
-    config: RunConfig,
-    prepared: Any,
-    previous: dict[str, Any],
-    fingerprint: str,
-    selection: dict[str, Any],
-) -> dict[str, Any]:
-    """run.json as ``toolbench run`` writes it, for the model ``human:<name>``."""
-    from toolbench.runner.invocation import recorded_command
-    from toolbench.runner.lifecycle import carried_totals
-
-    data = prepared.data
-    return {
-        "toolbench_version": __version__,
-        "command": recorded_command(),
-        "config": config.model_dump(mode="json"),
-        "data": {
-            "web_shop": {
-                "version": data.version,
-                "source": data.source,
-                "digest": data.digest,
-                "n_samples": len(data.samples),
-                "n_selected": len(prepared.samples),
-            }
-        },
-        "metric_names": {"web_shop": list(prepared.task.metrics)},
-        "human": {"person": config.model.split(":", 1)[1]},
-        "status": "running",
-        "fingerprint": fingerprint,
-        "selection": selection,
-        **carried_totals(previous),
-    }
-
-
-def _finish(
-    info: dict[str, Any],
-    status: str,
-    prepared: Any,
-    recording: Any,
-    folder: Path,
-    console: Console,
-) -> None:
-    """run.json's final form: metrics of the whole log, totals, status, the log check."""
-    from toolbench.runner.lifecycle import add_session, progress_of, record_log_check
-    from toolbench.runner.run import finish_info
-    from toolbench.runner.store import read_records
-
-    store = recording.store
-    try:
-        store.close()
-        final, finished = finish_info(info, [prepared], read_records(folder))
-        add_session(final, recording.stats)
-        final["status"] = status
-        final["progress"] = progress_of(finished, len(prepared.samples))
-        record_log_check(final, store, console)
-        store.write_info(final)
-    finally:
-        store.release()  # the folder's lock, taken by open_run
-
-
-def _announce(console: Console, url: str, recording: Any, folder: Path) -> None:
-    console.print(
-        f"{recording.note()}. Shop at {url} in a browser; each finished episode is saved to "
-        f"{folder} (Ctrl-C stops; run the same command again to continue)",
-        markup=False,
-        highlight=False,
-    )
-
-
-class _NoPrograms:
-    """The sandbox slot of the task's resources: web_shop runs no programs, so any use of it
-    is a bug, said loudly."""
-
-    def run(self, factory: Any, program: str) -> Any:
-        raise RuntimeError("web_shop runs no programs")
-
-    async def arun(self, factory: Any, program: str, host: Any = None) -> Any:
-        raise RuntimeError("web_shop runs no programs")
-
-    def run_many(self, factory: Any, programs: Any) -> Any:
-        raise RuntimeError("web_shop runs no programs")
+        progress = read_run_info(folder).get("progress") or {}
+    except Exception:  # the line is a courtesy: what went wrong is said elsewhere
+        return
+    note = f"{model.person}: {progress.get('done')} of {progress.get('planned')} episodes recorded"
+    console.print(f"{note}; run folder {folder} (toolbench report {folder})",
+                  markup=False, highlight=False)  # fmt: skip

@@ -6,6 +6,7 @@ same command continues with the rest and stops the server when the last one is r
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import html
 import json
 import socket
@@ -21,8 +22,13 @@ import pytest
 from tests.conftest import CliResult, read_run
 from tests.tasks.web_shop.live import free_port
 from toolbench.cli import serve as serve_cli
+from toolbench.config import RunConfig
+from toolbench.runner.engine import solve_sample
+from toolbench.runner.run import prepare_tasks
 from toolbench.tasks.web_shop.expert import ideal_action
 from toolbench.tasks.web_shop.store import Session, Store
+from toolbench.tasks.web_shop.web.episode import Episode
+from toolbench.tasks.web_shop.web.human import Handed, HumanModel
 
 
 class Person:
@@ -121,10 +127,9 @@ def test_person_is_recorded_resumed_and_reported(
     assert info["metrics"]["web_shop"]["reward"] == pytest.approx(sum(rewards) / 3)
     assert info["metrics"]["web_shop"]["success_rate"] == 1.0
     assert records[1]["details"]["bought"] == other
-    assert (
-        len(records[2]["pages"]) == len(records[2]["calls"]) == records[2]["metrics"]["mean_turns"]
-    )
-    assert records[2]["pages"][0] == store.new_session(2).observation
+    assert len(records[2]["calls"]) == records[2]["metrics"]["mean_turns"]
+    assert {call["finish_reason"] for call in records[2]["calls"]} == {"human"}
+    assert info["model_notes"] == {"person": "alice"}
 
     oracle = tmp_path / "oracle"
     _same_as_the_oracle_run(cli, oracle, {0: records[0], 2: records[2]})
@@ -162,13 +167,14 @@ def _same_as_the_oracle_run(
     cli: Callable[..., CliResult], oracle: Path, mine: dict[int, dict[str, Any]]
 ) -> None:
     """Where the person played the expert's actions, the record is the oracle's record (its
-    schema, trace, metrics and prompt hashes), plus the person and the pages."""
+    schema, trace, metrics and prompt hashes: the pages the person acted on were the pages
+    the oracle was shown)."""
     code, _, err = cli("run", "web_shop", "--model", "oracle", "--limit", "3", "--out", str(oracle))
     assert code == 0, err
     _, model_records = read_run(oracle)
     for position, record in mine.items():
         theirs = model_records[position]
-        assert set(record) - {"person", "pages"} == set(theirs)
+        assert set(record) == set(theirs)
         assert record["trace"] == theirs["trace"] and record["metrics"] == theirs["metrics"]
         hashes = [c["prompt_hash"] for c in theirs["calls"]]
         assert [c["prompt_hash"] for c in record["calls"]] == hashes
@@ -190,25 +196,41 @@ def test_bad_flags_are_exit_2(cli: Callable[..., CliResult], tmp_path: Path) -> 
     assert not (tmp_path / "x").exists()  # nothing written
 
 
-def test_a_replay_that_disagrees_with_the_store_is_raised() -> None:
-    """The record is the task's replay of the person's actions; if it ever reached another
-    reward than the store showed, that is a harness bug and must not become a record."""
-    from toolbench.cli.web_shop import _NoPrograms
-    from toolbench.config import RunConfig
-    from toolbench.runner.run import prepare_tasks
-    from toolbench.tasks.web_shop.web.episode import Episode
-    from toolbench.tasks.web_shop.web.human import episode_record
-
+def test_an_action_on_another_page_than_the_task_shows_is_no_record_of_the_person() -> None:
+    """The record is the task's own episode; the person acts in a mirror of it. An action
+    handed for another page than the task's request shows (a harness bug) makes the sample an
+    infra error, retried by the next run, never a scored record of the person."""
     config = RunConfig(tasks=["web_shop"], model="human:x", limit=1, use_cache=False)
-    prepared = prepare_tasks(config, _NoPrograms(), None)[0]
-    episode = Episode(prepared.data.runtime.store.new_session(0))
-    while not episode.over:
-        episode.step(ideal_action(episode.session))
-    record = asyncio.run(episode_record(prepared, episode, "x"))
-    assert record["metrics"]["reward"] == 1.0 and record["person"] == "x"
-    del episode.turns[-1]  # the replay now stops short of Buy Now
-    with pytest.raises(RuntimeError, match="replaying the person's"):
-        asyncio.run(episode_record(prepared, episode, "x"))
+    prepared = prepare_tasks(config, _NoPrograms(), None)
+    p = prepared[0]
+    mirror = Episode(p.data.runtime.store.new_session(0))
+    while not mirror.over:
+        mirror.step(ideal_action(mirror.session))
+    handed = [Handed(0, n, turn) for n, turn in enumerate(mirror.turns, start=1)]
+
+    async def shop(actions: list[Handed]) -> dict[str, Any]:
+        model = HumanModel("x")
+        assert model.fit(prepared) == {"person": "x"}
+        solving = asyncio.create_task(solve_sample(p.task, p.resources, p.samples[0], 0, model))
+        while model.first_goal is None:
+            await asyncio.sleep(0)
+        for action in actions:
+            assert model.hand(action)
+        return await solving
+
+    record = asyncio.run(shop(handed))
+    assert record["status"] == "scored" and record["metrics"]["reward"] == 1.0
+    assert [call["text"] for call in record["calls"]] == [t.action for t in mirror.turns]
+    moved = dataclasses.replace(handed[1].turn, page="another page")
+    record = asyncio.run(shop([handed[0], dataclasses.replace(handed[1], turn=moved)]))
+    assert record["status"] == "infra_error" and "harness bug" in record["message"]
+
+
+class _NoPrograms:
+    """web_shop runs no programs: any use of the sandbox is a bug."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"web_shop used the sandbox ({name})")
 
 
 def test_in_a_browser_next_goal_only_while_a_goal_is_left(

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import secrets
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import parse_qs
@@ -112,13 +112,14 @@ class CyclePicker:
 @dataclass
 class ShopConfig:
     """What a served store is: the shop, the page layout, how goals are picked, and hooks
-    for recording (``on_over`` runs once per episode, when it ends; ``after_over`` runs after
-    a response showing an ended episode or the end of the goal list has been sent)."""
+    for recording (``step`` applies each action in place of ``Episode.step``, and may refuse
+    it with an ``HTTPException``; ``after_over`` runs after a response showing an ended
+    episode or the end of the goal list has been sent)."""
 
     store: Store
     layout: str = "v0"
     picker: GoalPicker | None = None
-    on_over: Callable[[Episode], Awaitable[None]] | None = None
+    step: Callable[[Episode, str], StepResult] | None = None
     after_over: Callable[[], None] | None = None
     note: Callable[[], str] | None = None  # a progress line under the banner
     title: str = "toolbench web shop"
@@ -166,15 +167,13 @@ class Shop:
         self.entries.move_to_end(sid)
         return entry
 
-    async def act(self, entry: _Entry, action: str) -> StepResult:
-        """One action; when it ends the episode, the ``on_over`` hook runs (once)."""
+    def act(self, entry: _Entry, action: str) -> StepResult:
+        """One action, through the ``step`` hook when there is one."""
         if len(action) > MAX_ACTION_CHARS:
             raise HTTPException(413, f"an action is at most {MAX_ACTION_CHARS} characters")
-        was_over = entry.episode.over
-        result = entry.episode.step(action)
-        if entry.episode.over and not was_over and self.config.on_over is not None:
-            await self.config.on_over(entry.episode)
-        return result
+        if self.config.step is not None:
+            return self.config.step(entry.episode, action)
+        return entry.episode.step(action)
 
 
 # ---- request helpers ----
@@ -232,8 +231,8 @@ def _html(template: str, status: int = 200, after: Callable[[], None] | None = N
 def _page_context(shop: Shop, entry: _Entry) -> dict[str, Any]:
     episode = entry.episode
     note = shop.config.note() if shop.config.note is not None else ""
-    # Asked at render time: an episode that just ended has been recorded (``on_over`` ran
-    # on the POST), so a recording whose last goal this was has no next goal, and stops.
+    # Asked at render time: the POST that ended the episode went through the ``step`` hook,
+    # so a recording whose last goal this was has no next goal, and stops.
     live = not episode.over or shop.picker.has_next()
     return {
         "title": shop.config.title, "sid": entry.id, "page": episode.page,
@@ -272,7 +271,7 @@ async def _post(request: Request) -> Response:
     action = (fields.get("action") or [""])[0]
     if action == "search":  # the search box: the action a model would write for it
         action = f"search[{(fields.get('query') or [''])[0]}]"
-    await shop.act(entry, action)
+    shop.act(entry, action)
     return RedirectResponse(f"/s/{entry.id}", 303)
 
 
@@ -311,7 +310,7 @@ async def _api_step(request: Request) -> Response:
     action = (await _json_object(request)).get("action")
     if not isinstance(action, str):
         raise HTTPException(400, 'send {"action": "search[...]"} or {"action": "click[...]"}')
-    result = await shop.act(entry, action)
+    result = shop.act(entry, action)
     after = shop.config.after_over if entry.episode.over else None
     background = BackgroundTask(after) if after is not None else None
     return JSONResponse(_state(entry, result), background=background)
