@@ -12,10 +12,10 @@ import pytest
 
 from tests.conftest import CliResult
 from toolbench.errors import UserError
+from toolbench.models.registry import BUILTIN as MODELS
 from toolbench.models.spec import (
     AWARENESS,
     FREE_TEXT,
-    MODELS,
     QUESTIONS,
     TOOL_TASKS,
     known_model,

@@ -11,8 +11,9 @@ from toolbench.models.base import Model, ModelOptions
 from toolbench.models.builtin import OracleModel, ReplayModel
 from toolbench.models.cache import CachedModel
 from toolbench.models.openai_compat import OpenAIModel
+from toolbench.models.registry import BUILTIN
 from toolbench.models.retry import RetryingModel
-from toolbench.models.spec import KNOWN_MODELS, make_model
+from toolbench.models.spec import TOOL_TASKS, make_model, require
 
 LOCAL = ModelOptions(base_url="http://127.0.0.1:9/v1")
 
@@ -80,7 +81,7 @@ def test_replay_with_missing_file_names_the_path(tmp_path: Path) -> None:
 
 
 def test_known_models_cover_every_prefix_and_the_awareness_baselines() -> None:
-    patterns = [pattern for pattern, _ in KNOWN_MODELS]
+    patterns = [entry.spec for entry in BUILTIN]
     assert patterns == [
         "baseline",
         "oracle",
@@ -92,10 +93,12 @@ def test_known_models_cover_every_prefix_and_the_awareness_baselines() -> None:
         "random[:SEED]",
         "similarity",
     ]
-    assert all(description and "\n" not in description for _, description in KNOWN_MODELS)
+    assert all(entry.what and "\n" not in entry.what for entry in BUILTIN)
 
 
 @pytest.mark.parametrize("spec", ["always-no", "random:3", "similarity"])
 def test_an_awareness_baseline_in_a_task_run_says_where_it_belongs(spec: str) -> None:
-    with pytest.raises(UserError, match=r"awareness baseline.*toolbench aware run"):
-        make_model(spec, LOCAL)
+    with pytest.raises(UserError, match=r"cannot answer tool tasks.*use one of baseline"):
+        require(spec, TOOL_TASKS)
+    model = make_model(spec, LOCAL)  # an ordinary registry model, for 'toolbench aware run'
+    assert not model.cacheable

@@ -21,11 +21,11 @@ def command_list(args: argparse.Namespace, console: Console) -> int:
                 task.name, ", ".join(task.versions()), ", ".join(task.metrics), task.summary
             )
     else:
-        from toolbench.models.spec import MODELS
+        from toolbench.models.registry import all_models
 
         for column in ("model spec", "what it is", "needs", "used by"):
             table.add_column(column)
-        for model in MODELS:
+        for model in all_models():
             # escape: "toolbench[dense]" and "random[:SEED]" are not rich markup
             table.add_row(
                 *(escape(text) for text in (model.spec, model.what, model.needs, model.runs))
