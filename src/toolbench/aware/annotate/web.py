@@ -15,9 +15,9 @@ Who is deciding is a name typed into a form, kept in a signed cookie (``webkit.G
 name gets its own leases. When the server stops, the leases of everyone who used it are released.
 ``results_token`` unlocks ``/results`` for the person running the server.
 
-A use (``aware.review.web``, ``aware.evaluate.human_web``) says where its pages are, what its
-instance page shows (``instance_page``), how a posted form becomes a decision (``read``) and
-what its results page shows (``results_page``).
+A use (``aware.review.web``, ``aware.evaluate.human_web``) names its routes and words
+(``Site``) and says what its instance page shows (``instance_page``), how a posted form becomes
+a decision (``read``) and what its results page shows (``results_page``).
 """
 
 from __future__ import annotations

@@ -124,7 +124,7 @@ class HumanWeb(AnnotationWeb):
     def _not_handed(self, annotator: str, instance_id: str) -> Response:
         """A form for a question not given to this annotator stores nothing. One already
         answered, or skipped by them, is a resent form (double click, back button): it goes
-        on to the next question as before. Any other is refused, saying what to do."""
+        on to the next question. Any other is refused, saying what to do."""
         if instance_id in self.store.decided():
             return self.to("taken")
         mine = self.store.events(who=annotator)
