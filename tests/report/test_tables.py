@@ -16,7 +16,7 @@ import pytest
 from tests.conftest import CliResult, read_run
 from tests.report.runs import make_run, record, replay_file
 from toolbench.report.summary import LoadedRun, summarize
-from toolbench.report.tables import CSV_HEADER
+from toolbench.tables.grid import CSV_HEADER
 
 Cli = Callable[..., CliResult]
 

@@ -105,7 +105,7 @@ def command_report(args: argparse.Namespace, console: Console) -> int:
 
 
 def _all_grids(task_runs: list[Any], aware_runs: list[Any], reference: Any) -> list[Any]:
-    from toolbench.report.aware_tables import aware_grids, aware_pair_grids
+    from toolbench.aware.evaluate.tables import aware_grids, aware_pair_grids
     from toolbench.report.tables import status_grid, task_grids
 
     task_reference = reference if reference in task_runs else None
@@ -118,7 +118,7 @@ def _all_grids(task_runs: list[Any], aware_runs: list[Any], reference: Any) -> l
 def _write_exports(
     args: argparse.Namespace, grids: list[Any], runs: list[Any], reference: Any, console: Console
 ) -> None:
-    from toolbench.report.tables import to_csv, to_markdown
+    from toolbench.tables.grid import to_csv, to_markdown
 
     if args.csv is not None:
         args.csv.write_text(to_csv(grids), encoding="utf-8")
@@ -138,7 +138,8 @@ def _render_terminal(
 ) -> None:
     from toolbench.aware.evaluate import summary as aware
     from toolbench.report import summary as tables
-    from toolbench.report.tables import render_rich, task_grids
+    from toolbench.report.tables import task_grids
+    from toolbench.tables.grid import render_rich
 
     for run in runs:
         tables.render_checks(run, console)

@@ -111,7 +111,8 @@ def command_run(args: argparse.Namespace, console: Console, default_cache: Path)
 
 
 def print_summary(result: RunResult, console: Console) -> None:
-    from toolbench.report.tables import finished_run_grid, render_rich
+    from toolbench.report.tables import finished_run_grid
+    from toolbench.tables.grid import render_rich
 
     info = result.info
     render_rich(finished_run_grid(f"{info['config']['model']}  —  {result.folder}", info), console)

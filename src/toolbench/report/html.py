@@ -20,9 +20,8 @@ from typing import Any
 
 import jinja2
 
-from toolbench import __version__
+from toolbench.package import __version__, default_cache_dir
 from toolbench.report import audits, explorer, plots
-from toolbench.report.bootstrap import Estimate
 from toolbench.report.summary import (
     LoadedRun,
     columns_of,
@@ -30,7 +29,10 @@ from toolbench.report.summary import (
     comparison_note,
     summarize,
 )
-from toolbench.report.tables import counts_text, model_of, significant
+from toolbench.report.tables import counts_text
+from toolbench.tables.bootstrap import Estimate
+from toolbench.tables.grid import significant
+from toolbench.tables.runs import model_of
 
 
 def _resource(name: str) -> str:
@@ -130,7 +132,7 @@ def render(
     runs: Sequence[LoadedRun], reference: LoadedRun | None, cache_dir: Path | None = None
 ) -> str:
     """The whole page as a string; differences are taken against ``reference`` (a task run)."""
-    from toolbench.report.aware_tables import aware_grids, aware_pair_grids
+    from toolbench.aware.evaluate.tables import aware_grids, aware_pair_grids
     from toolbench.report.tables import differences
 
     task_runs = [r for r in runs if r.info.get("kind", "tasks") != "aware"]
@@ -168,8 +170,6 @@ def render(
 
 def write_report(runs: Sequence[LoadedRun], reference: LoadedRun | None, path: Path) -> int:
     """Write the page; its size in bytes."""
-    from toolbench.api import default_cache_dir
-
     text = render(runs, reference, default_cache_dir())
     data = text.encode("utf-8")
     path.write_bytes(data)

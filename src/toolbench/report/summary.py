@@ -21,11 +21,11 @@ from typing import Any
 from rich.console import Console
 
 from toolbench.errors import UserError
-from toolbench.report.bootstrap import Estimate, bootstrap_mean, paired_difference, seed_for
 from toolbench.runner.chain import MODIFIED
-from toolbench.runner.metrics import counts_of
 from toolbench.runner.status import RunStatus, run_status
 from toolbench.runner.store import SAMPLES_FILE, load_log, read_run_info
+from toolbench.tables.bootstrap import Estimate, bootstrap_mean, paired_difference, seed_for
+from toolbench.tables.runs import counts_of
 
 REPORT_METRICS = ("success_rate", "crash_rate", "precision", "recall", "f1")
 

@@ -23,8 +23,9 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
+
+from toolbench.package import PACKAGE_DIR
 
 # Events refused outright while a program runs (matched as exact names or "prefix.").
 _REFUSED_PREFIXES = (
@@ -109,10 +110,8 @@ _NETWORK_PREFIXES = ("socket.", "http.client.", "urllib.")
 
 def _readable_roots() -> tuple[str, ...]:
     """Python's installation (stdlib, site-packages) and the toolbench package: public code."""
-    import toolbench
-
     places = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-    places.add(str(Path(toolbench.__file__).parent))
+    places.add(str(PACKAGE_DIR))
     return tuple(sorted({os.path.realpath(p) + os.sep for p in places if p}))
 
 
@@ -166,10 +165,8 @@ def install() -> None:
     """Install the hook in this process (a sandbox worker); idempotent."""
     global _installed
     if not _installed:
-        import toolbench
-
         _Fence.roots = _readable_roots()
-        _Fence.package = os.path.realpath(Path(toolbench.__file__).parent) + os.sep
+        _Fence.package = os.path.realpath(PACKAGE_DIR) + os.sep
         sys.addaudithook(_hook)
         _installed = True
 

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from toolbench.errors import UserError
+from toolbench.package import PACKAGE_DIR
 
 SANDBOX_UID = 65534  # "nobody" on Debian and most distributions
 ENV_VAR = "TOOLBENCH_ISOLATION"
@@ -215,9 +216,7 @@ def masked_data_dirs(package_dirs: Iterable[str]) -> list[str]:
 
 def _probe(bwrap: str) -> str | None:
     """None if a trivial program runs in the namespaces; else bubblewrap's complaint."""
-    import toolbench
-
-    package = str(Path(toolbench.__file__).resolve().parent)
+    package = str(PACKAGE_DIR.resolve())
     argv = [sys.executable, "-s", "-c", "import os; print(os.getuid())"]
     command = wrap_command(bwrap, argv, [package], [])
     try:

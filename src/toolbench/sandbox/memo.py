@@ -18,7 +18,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Protocol
 
-from toolbench import __version__
+from toolbench.package import __version__
 from toolbench.sandbox.host import HostHandler
 from toolbench.sandbox.limits import Limits
 from toolbench.sandbox.pool import ExecResult, SandboxPool

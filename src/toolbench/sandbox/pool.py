@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from toolbench.package import PACKAGE_DIR
 from toolbench.sandbox import isolation
 from toolbench.sandbox._process import SandboxError, WorkerProcess
 from toolbench.sandbox._protocol import INTERNAL, KINDS, ProtocolError, parse_result
@@ -502,8 +503,6 @@ def _package_root(module_name: str) -> str:
     module = sys.modules.get(top)
     path = getattr(module, "__file__", None) if module is not None else None
     if not path:
-        import toolbench
-
-        path = toolbench.__file__
+        return os.path.abspath(PACKAGE_DIR)
     folder = os.path.dirname(os.path.abspath(str(path)))
     return folder

@@ -26,7 +26,7 @@ from toolbench.aware.evaluate.human_store import Event, Given
 from toolbench.aware.evaluate.items import report_groups
 from toolbench.aware.evaluate.metrics import METRICS, Judged, binary_metrics
 from toolbench.aware.schema import Instance
-from toolbench.report.tables import Cell, Grid
+from toolbench.tables.grid import Cell, Grid
 
 ALL = "overall"
 PAPER_NOTE = (

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from toolbench.report.bootstrap import Estimate
+from toolbench.tables.bootstrap import Estimate
 
 METRICS = ("accuracy", "balanced_accuracy", "mcc", "f1", "precision", "recall", "yes_ratio")
 PAPER_METRICS = ("accuracy", "f1", "precision", "recall", "yes_ratio")

@@ -23,9 +23,9 @@ from toolbench.aware.evaluate.metrics import (
     confusion,
     paired_metrics,
 )
-from toolbench.report.bootstrap import Estimate, bootstrap_mean
-from toolbench.report.summary import LoadedRun
-from toolbench.runner.metrics import counts_of
+from toolbench.tables.bootstrap import Estimate, bootstrap_mean
+from toolbench.tables.runs import RunResults as LoadedRun
+from toolbench.tables.runs import counts_of
 
 ALL = "all"
 Row = tuple[str, str, str]  # (task, source, manipulation group)
@@ -277,8 +277,8 @@ def compare_rows(a: LoadedRun, b: LoadedRun) -> dict[Row, dict[str, Estimate]]:
 
 def render_aware_comparison(a: LoadedRun, b: LoadedRun, console: Console) -> None:
     """Paired differences (b - a) as the grids the exports and the HTML report print too."""
-    from toolbench.report.aware_tables import aware_comparison_grids
-    from toolbench.report.tables import render_rich
+    from toolbench.aware.evaluate.tables import aware_comparison_grids
+    from toolbench.tables.grid import render_rich
 
     for grid in aware_comparison_grids(a, b):
         render_rich(grid, console)

@@ -1,4 +1,5 @@
-"""Awareness runs (``kind: aware``) as ``Grid`` tables, for the HTML report and the exports.
+"""Awareness runs (``kind: aware``) as ``Grid`` tables, for the HTML report, the exports and
+the terminal's comparison of two runs.
 
 The numbers come from ``toolbench.aware.evaluate.summary`` (the terminal's source too): the
 paper's metrics and the two a constant answer cannot game per task x source x manipulation,
@@ -13,12 +14,12 @@ from collections.abc import Sequence
 
 from toolbench.aware.evaluate import summary as aware
 from toolbench.aware.evaluate.metrics import binary_metrics, confusion
-from toolbench.report.bootstrap import Estimate
-from toolbench.report.summary import LoadedRun
-from toolbench.report.tables import Cell, Grid, model_of
+from toolbench.tables.bootstrap import Estimate
+from toolbench.tables.grid import Cell, Grid
+from toolbench.tables.runs import RunResults, model_of
 
 
-def _metric_grids(run: LoadedRun, heading: str) -> list[Grid]:
+def _metric_grids(run: RunResults, heading: str) -> list[Grid]:
     table_rows = aware.rows(run.records)
     grids = []
     for title, metrics in aware.METRIC_TABLES:
@@ -35,7 +36,7 @@ def _metric_grids(run: LoadedRun, heading: str) -> list[Grid]:
     return grids
 
 
-def confusion_grid(run: LoadedRun, heading: str) -> Grid:
+def confusion_grid(run: RunResults, heading: str) -> Grid:
     """Per mode x source x manipulation: what complete and incomplete instances were answered."""
     grid = Grid(
         title=f"{heading}: confusion matrices (label -> answer yes / no / unparseable)",
@@ -59,7 +60,7 @@ def confusion_grid(run: LoadedRun, heading: str) -> Grid:
     return grid
 
 
-def _agreement_grid(run: LoadedRun, heading: str) -> Grid | None:
+def _agreement_grid(run: RunResults, heading: str) -> Grid | None:
     groups = aware.agreement_by_group(run.records)
     if not groups:
         return None
@@ -74,7 +75,7 @@ def _agreement_grid(run: LoadedRun, heading: str) -> Grid | None:
     return grid
 
 
-def _feedback_grid(run: LoadedRun, heading: str) -> Grid | None:
+def _feedback_grid(run: RunResults, heading: str) -> Grid | None:
     scenarios = aware.feedback_by_scenario(run.records)
     if not scenarios:
         return None
@@ -83,7 +84,7 @@ def _feedback_grid(run: LoadedRun, heading: str) -> Grid | None:
     return grid
 
 
-def _explain_grid(run: LoadedRun, heading: str) -> Grid | None:
+def _explain_grid(run: RunResults, heading: str) -> Grid | None:
     labels = run.info.get("judge_labels")
     explain = aware.explain_summary(run.records, labels if isinstance(labels, dict) else {})
     if not explain:
@@ -103,7 +104,7 @@ def _explain_grid(run: LoadedRun, heading: str) -> Grid | None:
     return grid
 
 
-def aware_grids(run: LoadedRun) -> list[Grid]:
+def aware_grids(run: RunResults) -> list[Grid]:
     """Every awareness table of one run."""
     heading = f"{run.label} ({model_of(run)})"
     grids = [*_metric_grids(run, heading), confusion_grid(run, heading)]
@@ -114,7 +115,7 @@ def aware_grids(run: LoadedRun) -> list[Grid]:
     return grids
 
 
-def aware_comparison_grids(reference: LoadedRun, other: LoadedRun) -> list[Grid]:
+def aware_comparison_grids(reference: RunResults, other: RunResults) -> list[Grid]:
     """Paired differences (other - reference) over the instances both runs judged, one table
     per ``METRIC_TABLES`` entry; ``*`` marks an interval that excludes 0. The terminal, the
     exports and the HTML report all print these grids, so they show the same numbers."""
@@ -141,7 +142,7 @@ def aware_comparison_grids(reference: LoadedRun, other: LoadedRun) -> list[Grid]
     return grids
 
 
-def aware_pair_grids(runs: Sequence[LoadedRun], reference: LoadedRun | None) -> list[Grid]:
+def aware_pair_grids(runs: Sequence[RunResults], reference: RunResults | None) -> list[Grid]:
     """The comparison ``report`` takes between exactly two awareness runs (against
     ``reference``, else the first), as the terminal and ``--json`` do; none otherwise."""
     if len(runs) != 2 or any(run.info.get("kind", "tasks") != "aware" for run in runs):

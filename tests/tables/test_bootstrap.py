@@ -1,6 +1,6 @@
 import pytest
 
-from toolbench.report.bootstrap import bootstrap_mean, paired_difference
+from toolbench.tables.bootstrap import bootstrap_mean, paired_difference
 
 
 def test_interval_contains_mean_and_is_repeatable() -> None:

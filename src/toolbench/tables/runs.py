@@ -1,0 +1,39 @@
+"""What a results table reads of one run: its label, its ``run.json`` and its records.
+
+``toolbench.report.summary.LoadedRun`` (a run folder read and checked) is one; tables written
+against this protocol can be built by the packages below the report too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+from toolbench.types import Status
+
+
+class RunResults(Protocol):
+    """A run as its tables see it."""
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def info(self) -> dict[str, Any]: ...
+
+    @property
+    def records(self) -> list[dict[str, Any]]: ...
+
+
+def model_of(run: RunResults) -> str:
+    """The model the run's config names (cut to 200 characters), ``?`` when it names none."""
+    config = run.info.get("config")
+    return str(config.get("model", "?"))[:200] if isinstance(config, dict) else "?"
+
+
+def counts_of(records: Iterable[dict[str, Any]]) -> dict[str, int]:
+    """How many records have each status (every status present, zero or not)."""
+    counts = {status.value: 0 for status in Status}
+    for record in records:
+        counts[record["status"]] += 1
+    return counts
