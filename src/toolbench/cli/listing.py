@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 
 from rich.console import Console
 from rich.markup import escape
@@ -14,11 +15,19 @@ def command_list(args: argparse.Namespace, console: Console) -> int:
     if args.what == "tasks":
         from toolbench.tasks.registry import all_tasks
 
-        for column in ("task", "versions", "metrics", "what the model writes"):
+        for column in ("task", "versions", "metrics", "options", "what the model writes"):
             table.add_column(column)
         for task in all_tasks():
+            # As --task-option writes them: NAME=VALUE, VALUE in JSON.
+            options = ", ".join(
+                f"{k}={json.dumps(v, default=str)}" for k, v in task.option_defaults.items()
+            )
             table.add_row(
-                task.name, ", ".join(task.versions()), ", ".join(task.metrics), task.summary
+                task.name,
+                ", ".join(task.versions()),
+                ", ".join(task.metrics),
+                escape(options or "-"),
+                task.summary,
             )
     else:
         from toolbench.models.registry import all_models

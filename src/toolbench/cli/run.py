@@ -16,7 +16,7 @@ from toolbench.models.base import ModelOptions
 from toolbench.models.spec import TOOL_TASKS, require
 from toolbench.prompts.builder import Mode, Prompter
 from toolbench.runner.run import RunResult, execute, prompt_config_for
-from toolbench.tasks.registry import TASKS, get_task, parse_task_list
+from toolbench.tasks.registry import all_tasks, get_task, parse_task_list
 
 # A finished run whose infra errors remain (rerun the same command to retry them).
 EXIT_INCOMPLETE = 3
@@ -38,9 +38,9 @@ def check_mode(tasks: list[Task], mode: str) -> None:
     """--mode tools needs a task that offers its API as tools: refuse others up front."""
     if mode != Mode.TOOLS.value:
         return
-    lacking = [task.name for task in tasks if getattr(task, "toolset", None) is None]
+    lacking = [task.name for task in tasks if task.toolset is None]
     if lacking:
-        able = [name for name, task in TASKS.items() if getattr(task, "toolset", None)]
+        able = [task.name for task in all_tasks() if task.toolset is not None]
         raise UserError(
             f"--mode tools: task {', '.join(lacking)} has no tools mode (it works for "
             f"{', '.join(able)}); use --mode completion or chat"
@@ -49,12 +49,34 @@ def check_mode(tasks: list[Task], mode: str) -> None:
 
 def check_history(tasks: list[Task], history: int) -> None:
     """--history is for episodes that show pages: refuse it when no task of the run uses it."""
-    if history and not any(getattr(task, "uses_history", False) for task in tasks):
-        able = [name for name, task in TASKS.items() if getattr(task, "uses_history", False)]
+    if history and not any(task.uses_history for task in tasks):
+        able = [task.name for task in all_tasks() if task.uses_history]
         raise UserError(
             f"--history {history}: only episode tasks show earlier pages ({', '.join(able)}); "
             "drop the flag for these tasks"
         )
+
+
+def task_options_from(args: argparse.Namespace, tasks: list[Task]) -> dict[str, dict[str, Any]]:
+    """The task options the run's flags set: each ``--task-option TASK.NAME=VALUE``, and the
+    shorthands ``--history K`` (the episode tasks that show earlier pages) and
+    ``--fix-corner-name`` (the task that has that option, tabletop). Names and values are
+    checked by the task itself (``with_options``) when the run applies them."""
+    options: dict[str, dict[str, Any]] = {}
+    for task_name, option, value in args.task_option:
+        options.setdefault(task_name, {})[option] = value
+    for task in tasks:
+        if args.history and task.uses_history:
+            options.setdefault(task.name, {})["history"] = args.history
+    if args.fix_corner_name:
+        fixable = [task for task in tasks if "fix_corner_name" in task.option_defaults]
+        if not fixable:
+            raise UserError(
+                "--fix-corner-name is for tabletop: add tabletop to the tasks or drop it"
+            )
+        for task in fixable:
+            options.setdefault(task.name, {})["fix_corner_name"] = True
+    return options
 
 
 def model_options(args: argparse.Namespace, cache_dir: Path) -> ModelOptions:
@@ -91,8 +113,7 @@ def command_run(args: argparse.Namespace, console: Console, default_cache: Path)
         use_cache=not args.no_cache,
         live=args.live,
         max_turns=args.max_turns,
-        history=args.history,
-        fix_corner_name=args.fix_corner_name,
+        task_options=task_options_from(args, tasks),
     )
     cache_dir = args.cache_dir or default_cache
     options = model_options(args, cache_dir)
@@ -149,8 +170,7 @@ def command_prompt(args: argparse.Namespace, console: Console, default_cache: Pa
         for message in request.messages or ():
             console.rule(message["role"])
             console.out(message["content"], highlight=False)
-    toolset = getattr(task, "toolset", None)
-    if args.mode == Mode.TOOLS.value and toolset is not None:
+    if args.mode == Mode.TOOLS.value and task.toolset is not None:
         console.rule("tools")
-        console.out(json.dumps(list(toolset.openai()), indent=2), highlight=False)
+        console.out(json.dumps(list(task.toolset.openai()), indent=2), highlight=False)
     return 0

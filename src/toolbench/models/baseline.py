@@ -333,7 +333,9 @@ class Predictor:
 
 
 class BaselineModel:
-    """The ``baseline`` model: nearest demonstration, re-filled with the query's values."""
+    """The ``baseline`` model: nearest demonstration, re-filled with the query's values.
+    Tasks whose prompts are not docs plus demonstrations (tabletop's LMP prompts, web_shop's
+    pages) bring their own policy (``Task.baseline_reply``), taken in ``fit``."""
 
     name = "baseline"
     cacheable = False
@@ -342,8 +344,16 @@ class BaselineModel:
         self._predictors: dict[
             tuple[tuple[str, ...], tuple[str, ...]], Predictor | PlanPredictor
         ] = {}
-        # web_shop: per episode (task, sample id, epoch), what the shopper clicked so far.
-        self._shoppers: dict[tuple[str, str, int], Any] = {}
+        # Sample task name -> the task's own reply policy (None from it: the generic one).
+        self._policies: dict[str, Callable[[GenerationRequest], str | None]] = {}
+
+    def fit(self, prepared: Sequence[Any]) -> dict[str, Any]:
+        """Take each prepared task's ``baseline_reply``, by the task names its samples carry
+        (``FitsData``: the runner calls this before any sample)."""
+        for p in prepared:
+            for name in {p.task.name, *(sample.task for sample in p.samples)}:
+                self._policies[name] = p.task.baseline_reply
+        return {}
 
     def predictor(
         self, examples: Sequence[Doc], functions: Sequence[Doc]
@@ -359,47 +369,16 @@ class BaselineModel:
         return self._predictors[key]
 
     async def generate(self, request: GenerationRequest) -> Generation:
-        own = _own_policy(request)
-        if own is not None:
-            return Generation(text=own(request), finish_reason="stop")
+        own = self._policies.get(request.sample.task) if request.sample is not None else None
+        reply = own(request) if own is not None else None
+        if reply is not None:
+            return Generation(text=reply, finish_reason="stop")
         if request.sample is None or request.context is None:
             raise ModelOutputError("baseline: the request carries no sample or task context")
-        if request.sample.task == "web_shop":
-            return Generation(text=self._shop(request), finish_reason="stop")
         predictor = self.predictor(request.context.examples, request.context.functions)
         if isinstance(predictor, Predictor) and not predictor.learner.demos:
             raise ModelOutputError("baseline: no demonstrations in the task context to learn from")
         return Generation(text=predictor.predict(request.sample.query), finish_reason="stop")
 
-    def _shop(self, request: GenerationRequest) -> str:
-        """web_shop's rule-following shopper on the page the request shows (its query): an
-        episode of pages, not a program, so no demonstration is re-filled."""
-        from toolbench.tasks.web_shop.shopper import ShopperMemory, next_action
-
-        assert request.sample is not None
-        key = (request.sample.task, request.sample.id, request.epoch)
-        if request.step == "turn-1" or key not in self._shoppers:
-            if len(self._shoppers) >= 4096:
-                self._shoppers.clear()
-            self._shoppers[key] = ShopperMemory()
-        return next_action(request.sample.query, self._shoppers[key])
-
     async def aclose(self) -> None:
         return None
-
-
-# Tasks whose prompts are not docs + demonstrations (tabletop's LMP prompts) bring their own
-# prompt-only policy: task name -> "module:function" taking the request, returning the reply.
-OWN_POLICIES = {"tabletop": "toolbench.tasks.tabletop.session:baseline_reply"}
-
-
-def _own_policy(request: GenerationRequest) -> Callable[[GenerationRequest], str] | None:
-    import importlib
-
-    task = request.sample.task if request.sample is not None else None
-    ref = OWN_POLICIES.get(task or "")
-    if ref is None:
-        return None
-    module, _, name = ref.partition(":")
-    policy: Callable[[GenerationRequest], str] = getattr(importlib.import_module(module), name)
-    return policy

@@ -38,9 +38,9 @@ def metric_names(run: LoadedRun, task: str) -> tuple[str, ...]:
     names = recorded.get(task) if isinstance(recorded, dict) else None
     if isinstance(names, list) and names and all(isinstance(n, str) for n in names):
         return tuple(names)[:20]
-    from toolbench.tasks.registry import TASKS
+    from toolbench.tasks.registry import find_task
 
-    known = TASKS.get(task)
+    known = find_task(task)
     return tuple(known.metrics) if known is not None else REPORT_METRICS
 
 

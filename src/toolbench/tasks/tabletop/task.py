@@ -36,7 +36,7 @@ from toolbench.sandbox.memo import ProgramRunner
 from toolbench.tasks.folder import OfflineFolderTask, resolve_folder
 from toolbench.tasks.scoring import mean_metrics
 from toolbench.tasks.tabletop import lmp as runtime
-from toolbench.tasks.tabletop.session import LmpSession
+from toolbench.tasks.tabletop.session import LmpSession, baseline_reply
 from toolbench.types import GenerationRequest, Outcome, Sample, Status, TaskContext
 
 METRICS = ("success_rate", "success_rate_strict", "crash_rate")
@@ -78,6 +78,11 @@ class TabletopTask(OfflineFolderTask):
             except (ValueError, KeyError, TypeError) as exc:
                 raise UserError(f"{sample.source}: the scene cannot be built ({exc})") from None
             data.gold[sample.id] = [initial]
+
+    def baseline_reply(self, request: GenerationRequest) -> str | None:
+        """LMP prompts are not docs plus demonstrations: the baseline answers each with the
+        template policy of ``experts.baseline_program`` (``session.baseline_reply``)."""
+        return baseline_reply(request)
 
     async def solve(self, state: SampleState, generate: Generate, resources: Resources) -> Outcome:
         from toolbench.tasks.tabletop import checks

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from toolbench.tasks.web_shop import pages
+from toolbench.types import GenerationRequest
 
 _PRICE_CAP = re.compile(r"price lower than (\d+(?:\.\d+)?) dollars")
 _PRICE = re.compile(r"\$(\d+(?:\.\d+)?)")
@@ -90,6 +91,25 @@ class ShopperMemory:
     """What the shopper has clicked on item pages during the current episode."""
 
     clicked: set[str] = field(default_factory=set)
+
+
+class Shopper:
+    """The baseline's shopper across episodes: one memory per episode (task, sample id,
+    epoch), started afresh at the episode's first turn."""
+
+    def __init__(self) -> None:
+        self._memories: dict[tuple[str, str, int], ShopperMemory] = {}
+
+    def reply(self, request: GenerationRequest) -> str | None:
+        """The action for the page the request shows (its sample's query)."""
+        if request.sample is None:
+            return None
+        key = (request.sample.task, request.sample.id, request.epoch)
+        if request.step == "turn-1" or key not in self._memories:
+            if len(self._memories) >= 4096:
+                self._memories.clear()
+            self._memories[key] = ShopperMemory()
+        return next_action(request.sample.query, self._memories[key])
 
 
 def next_action(text: str, memory: ShopperMemory) -> str:

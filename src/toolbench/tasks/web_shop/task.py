@@ -32,6 +32,7 @@ from toolbench.tasks.folder import OfflineFolderTask, resolve_folder
 from toolbench.tasks.scoring import mean_metrics
 from toolbench.tasks.web_shop import catalogue
 from toolbench.tasks.web_shop.expert import ideal_action
+from toolbench.tasks.web_shop.shopper import Shopper
 from toolbench.tasks.web_shop.store import Session, StepResult, Store
 from toolbench.types import GenerationRequest, Outcome, Sample, Status, TaskContext
 
@@ -60,6 +61,8 @@ class WebShopTask(OfflineFolderTask):
     # as the original); a task option (``--history K``).
     history: int = 0
     option_defaults = MappingProxyType({"history": 0})
+    # The built-in baseline's rule-following shopper, remembering each episode's clicks.
+    shopper: Shopper = field(default_factory=Shopper, init=False, repr=False, compare=False)
 
     def load(
         self, version: str, data_dir: Path | None, live: LiveOptions | None = None
@@ -93,6 +96,11 @@ class WebShopTask(OfflineFolderTask):
         """Nothing to execute: each goal is stored whole, and the expert's exact purchase of
         every goal (scored as WebShop scores it) is checked by the tests."""
         return None
+
+    def baseline_reply(self, request: GenerationRequest) -> str | None:
+        """The shopper's action on the page the request shows: an episode of pages, not a
+        program, so the baseline has no demonstration to re-fill."""
+        return self.shopper.reply(request)
 
     def first_request(
         self, data: TaskData, sample: Sample, epoch: int, prompter: Prompter
