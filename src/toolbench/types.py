@@ -12,6 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+#: Tokens a model may generate for one request unless the task or the run says otherwise (the
+#: original ToolBench commands' setting). Prompt settings, task defaults and the awareness
+#: evaluation all start from this one value.
+DEFAULT_MAX_TOKENS = 256
+
 
 class Status(str, enum.Enum):
     """How a sample ended. Only ``infra_error`` is excluded from scores (and retried on resume)."""
@@ -75,7 +80,7 @@ class GenerationRequest:
     prompt: str | None = None
     messages: tuple[Mapping[str, Any], ...] | None = None
     stop: tuple[str, ...] = ()
-    max_tokens: int = 256
+    max_tokens: int = DEFAULT_MAX_TOKENS
     temperature: float = 0.0
     seed: int | None = 0
     sample: Sample | None = None

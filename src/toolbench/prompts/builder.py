@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolbench.retrieval import Retriever, make_retriever
-from toolbench.types import Doc, GenerationRequest, Sample, TaskContext
+from toolbench.types import DEFAULT_MAX_TOKENS, Doc, GenerationRequest, Sample, TaskContext
 
 SEPARATOR = "-------------"
 STOP_SEQUENCES = ("------", "Task:")
@@ -47,7 +47,7 @@ class PromptConfig:
     retriever: str = "bm25"
     top_k_api: int = 15
     top_k_example: int = 3
-    max_tokens: int = 256
+    max_tokens: int = DEFAULT_MAX_TOKENS
     temperature: float = 0.0
     seed: int | None = 0
 

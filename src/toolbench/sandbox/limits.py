@@ -11,14 +11,21 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+# A program's default limits, named so that the run configuration and the command line state
+# the same values as a bare ``Limits()``.
+DEFAULT_WALL_S = 2.0  # seconds of wall-clock time per program
+DEFAULT_CPU_S = 2.0  # seconds of CPU time per program
+DEFAULT_MEMORY_MB = 768  # address space of a worker process
+
 
 @dataclass(frozen=True)
 class Limits:
     # Per program: a timer in the worker stops Python code at wall_s; the parent kills and
     # replaces a worker that has not answered by wall_s + pool.GRACE_S (C code, dead worker).
-    wall_s: float = 2.0
-    cpu_s: float = 2.0  # per program
-    memory_mb: int = 768  # address-space limit of a worker (RLIMIT_AS), set once at worker start
+    wall_s: float = DEFAULT_WALL_S
+    cpu_s: float = DEFAULT_CPU_S  # per program
+    # Address-space limit of a worker (RLIMIT_AS), set once at worker start.
+    memory_mb: int = DEFAULT_MEMORY_MB
     max_output_bytes: int = 65536  # cap on serialized state and on captured print output
     # Host calls (see host.py): how many one program may make, and how deeply the code they
     # bring may nest. The wait for an answer does not count against wall_s or cpu_s.
