@@ -7,10 +7,14 @@ import argparse
 import getpass
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
 from toolbench.errors import UserError
+
+if TYPE_CHECKING:
+    from toolbench.config import RunConfig
 
 EXIT_INCOMPLETE = 3
 
@@ -24,36 +28,23 @@ def command_aware_eval(args: argparse.Namespace, console: Console, default_cache
 
 
 def _run(args: argparse.Namespace, console: Console, default_cache: Path) -> int:
-    from toolbench.aware.evaluate.items import parse_modes, parse_shots
-    from toolbench.aware.evaluate.run import AwareConfig, execute_aware
     from toolbench.aware.evaluate.summary import render_aware
+    from toolbench.aware.evaluate.task import TASK
     from toolbench.cli.run import model_options
     from toolbench.report.summary import LoadedRun
+    from toolbench.runner.run import execute
 
-    modes = parse_modes(args.mode)
-    for flag, given in (("--judge", args.judge), ("--judge-labels", args.judge_labels)):
-        if given is not None and "explain" not in modes:  # it would be silently ignored
-            raise UserError(f"{flag} grades explanations: add --mode explain, or drop {flag}")
     cache_dir = args.cache_dir or default_cache
-    config = AwareConfig(
-        dataset=args.dataset,
-        model=args.model,
-        modes=modes,
-        shots=parse_shots(args.shots),
-        seed=args.seed,
-        demos=args.demos,
-        judge=args.judge,
-        judge_labels=args.judge_labels,
-        include_pending=args.include_pending,
-        max_tokens=args.max_tokens,
-        temperature=args.temperature,
-        limit=args.limit,
-        concurrency=args.concurrency,
-        encoder=args.encoder,
-        use_cache=not args.no_cache,
-    )
-    result = execute_aware(
-        config, model_options(args, cache_dir), args.out, args.runs_dir, cache_dir, console
+    config = aware_run_config(args)
+    result = execute(
+        config,
+        model_options(args, cache_dir),
+        args.out,
+        args.runs_dir,
+        cache_dir,
+        console,
+        allow_missing=args.allow_missing,
+        tasks=[TASK],
     )
     render_aware(LoadedRun(result.folder), console)
     calls = result.info["model_calls"]
@@ -68,11 +59,54 @@ def _run(args: argparse.Namespace, console: Console, default_cache: Path) -> int
     return 0
 
 
+def aware_run_config(args: argparse.Namespace) -> RunConfig:
+    """The run ``aware run`` asks for: the awareness task with the dataset and modes as its
+    options, the judge as the run's ``judge`` role; the flags' mistakes are refused here,
+    before any data is read."""
+    from toolbench.aware.evaluate.items import parse_modes, parse_shots
+    from toolbench.aware.evaluate.task import JUDGE
+    from toolbench.config import RunConfig
+    from toolbench.models.spec import AWARENESS, FREE_TEXT, require
+
+    modes = parse_modes(args.mode)
+    shots = parse_shots(args.shots)
+    for flag, given in (("--judge", args.judge), ("--judge-labels", args.judge_labels)):
+        if given is not None and "explain" not in modes:  # it would be silently ignored
+            raise UserError(f"{flag} grades explanations: add --mode explain, or drop {flag}")
+    if "explain" in modes and not args.judge:
+        raise UserError("--mode explain needs --judge SPEC (the model that grades explanations)")
+    require(args.model, AWARENESS)  # 'baseline' would answer every item unparseably
+    if args.judge:
+        require(args.judge, FREE_TEXT, "--judge")
+    options = {
+        "dataset": str(args.dataset),
+        "modes": ",".join(modes),
+        "shots": ",".join(str(k) for k in shots),
+        "seed": args.seed,
+        "demos": str(args.demos) if args.demos else None,
+        "judge_labels": str(args.judge_labels) if args.judge_labels else None,
+        "include_pending": args.include_pending,
+        "families": args.limit,
+        "encoder": args.encoder,
+    }
+    return RunConfig(
+        tasks=["aware"],
+        model=args.model,
+        base_url=args.base_url,
+        max_tokens=args.max_tokens,
+        temperature=args.temperature,
+        seed=args.seed,
+        concurrency=args.concurrency,
+        use_cache=not args.no_cache,
+        task_options={"aware": {k: v for k, v in options.items() if v is not None}},
+        roles={JUDGE: args.judge} if args.judge else {},
+    )
+
+
 def _prompt(args: argparse.Namespace, console: Console) -> int:
     from toolbench.aware.evaluate.demos import DemoPool
-    from toolbench.aware.evaluate.items import build_items, parse_modes, parse_shots
+    from toolbench.aware.evaluate.items import build_items, evaluated, parse_modes, parse_shots
     from toolbench.aware.evaluate.prompts import judge_messages
-    from toolbench.aware.evaluate.run import evaluated
     from toolbench.aware.evaluate.solve import Settings, requests_for
     from toolbench.aware.schema import read_instances
 

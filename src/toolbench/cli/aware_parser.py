@@ -229,6 +229,12 @@ def _add_run(aware_sub: argparse._SubParsersAction[Any]) -> None:
         help="sentence-transformers folder for --model similarity (default: all-MiniLM-L6-v2)",
     )
     run.add_argument(
+        "--allow-missing",
+        action="store_true",
+        help="replay: run even if the file lacks items (scored as model errors), names unknown "
+        "ids or repeats keys",
+    )
+    run.add_argument(
         "--out",
         type=argtypes.PathArg("new_folder"),
         help="run folder (default: a new one under --runs-dir)",

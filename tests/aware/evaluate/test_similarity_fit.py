@@ -58,7 +58,7 @@ def test_each_fold_is_answered_with_a_threshold_fitted_without_it() -> None:
 
 def test_without_a_demo_file_the_model_cross_fits() -> None:
     instances = _instances(10)
-    model = SimilarityModel.fit(_ScoresByText(), instances, instances)  # type: ignore[arg-type]
+    model = SimilarityModel.fitted(_ScoresByText(), instances, instances)  # type: ignore[arg-type]
     assert model.fit_notes["similarity_fit"].startswith("cross-fitted")
     assert len(model.fit_notes["similarity_thresholds"]) == CROSS_FIT_FOLDS
 
@@ -66,7 +66,7 @@ def test_without_a_demo_file_the_model_cross_fits() -> None:
 def test_a_demo_file_is_used_minus_the_records_also_evaluated() -> None:
     evaluated = _instances(4)
     demos = evaluated[:2] + [i for k in range(10, 16) for i in pair(k)]
-    model = SimilarityModel.fit(_ScoresByText(), demos, evaluated)  # type: ignore[arg-type]
+    model = SimilarityModel.fitted(_ScoresByText(), demos, evaluated)  # type: ignore[arg-type]
     note = model.fit_notes["similarity_fit"]
     assert (
         note

@@ -1,8 +1,9 @@
 """The non-LLM floors of the awareness benchmark: ``always-yes``, ``always-no``, ``random``
 and ``similarity``.
 
-They are models like any other (they go through the same runner and scoring), answering in the
-form each mode expects: Yes/No for explicit and feedback questions, an ``API-Request`` line or
+They are models like any other, built by ``make_model`` from the model registry through the
+factories at the end of this module and run by the same runner, answering in the form each
+mode expects: Yes/No for explicit and feedback questions, an ``API-Request`` line or
 a "cannot" sentence in implicit modes. They see only what a model sees (the request and the
 APIs, via ``Sample.fields["aware"]``), never the label.
 
@@ -14,6 +15,8 @@ the label of an instance it is scored on: with a separate demonstration file it 
 there (minus any family that is also evaluated); otherwise it is *cross-fitted*: instances are
 split into folds by their source record (``provenance.original_id``, so an original and its
 twins share a fold), and each fold is answered with the threshold fitted on the other folds.
+``similarity`` and ``random`` read the run's data before the first sample (``FitsData.fit``):
+the former to fit, the latter for the run's seed when the spec names none.
 """
 
 from __future__ import annotations
@@ -22,14 +25,17 @@ import hashlib
 import itertools
 import random
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from toolbench.aware.encoder import ApiEncoder
+from toolbench.aware.evaluate.items import AwareData
 from toolbench.aware.evaluate.render import request_text
 from toolbench.aware.schema import Instance
-from toolbench.models.base import ModelOutputError
+from toolbench.errors import UserError
+from toolbench.models.base import Model, ModelOptions, ModelOutputError
 from toolbench.types import Generation, GenerationRequest
 
 BASELINES = ("always-yes", "always-no", "random", "similarity")
@@ -85,14 +91,34 @@ class AlwaysModel(_Baseline):
 
 
 class RandomModel(_Baseline):
-    """A fair coin per instance, seeded by instance id: the same answer in every mode."""
+    """A fair coin per instance, seeded by instance id: the same answer in every mode. Without
+    a seed of its own it takes the run's (the awareness task's ``seed``) when fitted."""
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int | None = None) -> None:
         self.seed = seed
-        self.name = f"random(seed={seed})"
+        self.name = "random" if seed is None else f"random(seed={seed})"
+
+    def fit(self, prepared: Sequence[Any]) -> dict[str, Any]:
+        if self.seed is None:
+            task, _ = aware_data(prepared, "random")
+            self.seed = int(task.seed)
+            self.name = f"random(seed={self.seed})"
+        return {}
 
     def decide(self, sample_id: str, view: dict[str, Any]) -> bool:
         return random.Random(f"{self.seed}|{sample_id}").random() < 0.5
+
+
+def aware_data(prepared: Sequence[Any], spec: str) -> tuple[Any, AwareData]:
+    """The awareness task of a run and what it loaded; a floor fitted on another task's data
+    is refused (it answers awareness questions only)."""
+    for p in prepared:
+        if isinstance(p.data.runtime, AwareData):
+            return p.task, p.data.runtime
+    raise UserError(
+        f"--model {spec}: an awareness floor answers only awareness questions "
+        "('toolbench aware run'); tool tasks have baseline and oracle"
+    )
 
 
 def best_api_similarity(encoder: ApiEncoder, instances: Sequence[Instance]) -> dict[str, float]:
@@ -160,43 +186,95 @@ def cross_fitted_thresholds(
 
 
 class SimilarityModel(_Baseline):
+    """Fitted on the run's data before the first sample (``fit``); the encoder is the
+    awareness task's ``encoder`` option, else ``encoder`` here, else the bundled MiniLM."""
+
     def __init__(
-        self, scores: dict[str, float], thresholds: dict[str, float], encoder_identity: str
+        self, encoder: str | None = None, cache_dir: Path | None = None, use_cache: bool = True
     ) -> None:
-        self.scores = scores
-        self.thresholds = thresholds
-        self.name = f"similarity({encoder_identity})"
+        self.encoder, self.cache_dir, self.use_cache = encoder, cache_dir, use_cache
+        self.scores: dict[str, float] = {}
+        self.thresholds: dict[str, float] = {}
+        self.name = "similarity"
         self.fit_notes: dict[str, Any] = {}
 
+    def fit(self, prepared: Sequence[Any]) -> dict[str, Any]:
+        task, data = aware_data(prepared, "similarity")
+        path = task.encoder or self.encoder
+        with ApiEncoder(path, cache_dir=self.cache_dir, use_cache=self.use_cache) as encoder:
+            self.fit_on(encoder, data.pool, data.instances)
+        return {**self.fit_notes, "encoder": encoder.identity}
+
     @classmethod
-    def fit(
+    def fitted(
         cls, encoder: ApiEncoder, pool: Sequence[Instance], evaluated: Sequence[Instance]
     ) -> SimilarityModel:
+        model = cls()
+        model.fit_on(encoder, pool, evaluated)
+        return model
+
+    def fit_on(
+        self, encoder: ApiEncoder, pool: Sequence[Instance], evaluated: Sequence[Instance]
+    ) -> None:
         """Threshold(s) from labels the scored instances never contribute (see the module)."""
-        scores = best_api_similarity(encoder, evaluated)
+        self.scores = best_api_similarity(encoder, evaluated)
+        self.name = f"similarity({encoder.identity})"
         evaluated_ids = {i.id for i in evaluated}
         if {i.id for i in pool} <= evaluated_ids:  # no separate labelled data: cross-fit
-            thresholds, per_fold = cross_fitted_thresholds(scores, evaluated)
-            model = cls(scores, thresholds, encoder.identity)
-            model.fit_notes = {
+            self.thresholds, per_fold = cross_fitted_thresholds(self.scores, evaluated)
+            self.fit_notes = {
                 "similarity_fit": f"cross-fitted: {CROSS_FIT_FOLDS} folds by original_id",
                 "similarity_thresholds": per_fold,
             }
-            return model
+            return
         seen = {record_key(i) for i in evaluated}
         disjoint = [i for i in pool if record_key(i) not in seen]
         pool_scores = best_api_similarity(encoder, disjoint)
         labels = [i.label for i in disjoint]
         threshold = fit_threshold([pool_scores[i.id] for i in disjoint], labels)
-        model = cls(scores, dict.fromkeys(scores, threshold), encoder.identity)
-        model.fit_notes = {
+        self.thresholds = dict.fromkeys(self.scores, threshold)
+        self.fit_notes = {
             "similarity_fit": f"demonstration file: {len(disjoint)} instances "
             f"({len(pool) - len(disjoint)} left out: their source record is also evaluated)",
             "similarity_threshold": threshold,
         }
-        return model
 
     def decide(self, sample_id: str, view: dict[str, Any]) -> bool:
         if sample_id not in self.scores:
             raise ModelOutputError(f"similarity baseline has no score for {sample_id}")
         return self.scores[sample_id] >= self.thresholds[sample_id]
+
+
+def _no_argument(spec: str, argument: str | None) -> None:
+    if argument:
+        raise UserError(f"--model {spec}:{argument}: {spec} takes no argument; write {spec}")
+
+
+def always_yes(argument: str | None, options: ModelOptions) -> Model:
+    """``always-yes``: says every request can be acted on now."""
+    _no_argument("always-yes", argument)
+    return AlwaysModel(True)
+
+
+def always_no(argument: str | None, options: ModelOptions) -> Model:
+    """``always-no``: says no request can be acted on now."""
+    _no_argument("always-no", argument)
+    return AlwaysModel(False)
+
+
+def random_floor(argument: str | None, options: ModelOptions) -> Model:
+    """``random[:SEED]``: a seeded coin per instance (the run's seed without SEED)."""
+    if not argument:
+        return RandomModel()
+    try:
+        return RandomModel(int(argument))
+    except ValueError:
+        raise UserError(f"--model random:{argument}: expected random or random:SEED") from None
+
+
+def similarity(argument: str | None, options: ModelOptions) -> Model:
+    """``similarity``: its encoder's vectors are cached beside the responses unless the run
+    uses no cache."""
+    _no_argument("similarity", argument)
+    cache = options.cache_path
+    return SimilarityModel(cache_dir=cache.parent if cache else None, use_cache=cache is not None)

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from toolbench.aware.evaluate.demos import DemoPool
 from toolbench.aware.evaluate.feedback import Scenario, complete_scenario, scenarios_for
 from toolbench.aware.schema import Instance
 from toolbench.errors import UserError
@@ -37,6 +38,22 @@ class Item:
         if self.scenario is not None:
             return self.scenario.expected
         return "yes" if self.instance.label == "complete" else "no"
+
+
+@dataclass
+class AwareData:
+    """What an awareness run loaded besides its samples (``TaskData.runtime``): the evaluated
+    instances, each sample's item by (record task, id), the demonstration pool (the
+    ``similarity`` floor fits on it too) and the hand labels of explanations."""
+
+    instances: list[Instance]
+    items: dict[tuple[str, str], Item]
+    pool: list[Instance]
+    demos: DemoPool
+    judge_labels: dict[str, bool] = field(default_factory=dict)
+
+    def item(self, task: str, sample_id: str) -> Item:
+        return self.items[(task, sample_id)]
 
 
 def parse_modes(text: str) -> tuple[str, ...]:

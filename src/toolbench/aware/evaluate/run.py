@@ -1,82 +1,21 @@
-"""``toolbench aware run``: evaluate a model on an awareness dataset, into a run folder.
+"""Which instances an awareness run evaluates, and what is checked before its folder exists.
 
-The folder is the same as a tool-task run's (``run.json`` + append-only ``samples.jsonl``), so
-resume, infra-error retry and ``toolbench report`` work the same way; ``run.json`` says
-``"kind": "aware"`` so the report knows to print the awareness tables.
+Only reviewed instances are scored unless pending ones are asked for; ``--limit`` keeps whole
+families (an original with its twins) so every metric stays defined; a dataset that would
+score one class only is refused, and a large share of pending instances is warned about. Hand
+labels of explanations are read here too. Everything here raises ``UserError`` (exit 2)
+before any run folder is made.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import asdict, dataclass, field
-from functools import partial
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from rich.console import Console
-
-from toolbench import __version__
-from toolbench.aware.evaluate.baselines import AlwaysModel, RandomModel, SimilarityModel
-from toolbench.aware.evaluate.demos import DemoPool
-from toolbench.aware.evaluate.items import Item, build_items, evaluated
-from toolbench.aware.evaluate.prompts import PROMPT_VERSION
-from toolbench.aware.evaluate.solve import Settings, solve
-from toolbench.aware.evaluate.summary import summary_metrics
+from toolbench.aware.evaluate.items import evaluated
 from toolbench.aware.schema import Instance, read_instances
 from toolbench.errors import UserError
-from toolbench.models.base import Model, ModelOptions
-from toolbench.runner.engine import WorkItem
-from toolbench.runner.invocation import recorded_command
-from toolbench.runner.lifecycle import RunPlan, RunResult, execute_plan, slug
-
-KIND = "aware"
-
-
-@dataclass(frozen=True)
-class AwareConfig:
-    dataset: Path
-    model: str
-    modes: tuple[str, ...] = ("explicit",)
-    shots: tuple[int, ...] = (0,)
-    seed: int = 0
-    demos: Path | None = None
-    judge: str | None = None
-    judge_labels: Path | None = None
-    include_pending: bool = False
-    max_tokens: int = 256
-    temperature: float = 0.0
-    limit: int | None = None
-    concurrency: int = 8
-    encoder: str | None = None
-    use_cache: bool = True
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def settings(self) -> Settings:
-        return Settings(max_tokens=self.max_tokens, temperature=self.temperature, seed=self.seed)
-
-
-def file_digest(path: Path | None) -> str | None:
-    return None if path is None else hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def fingerprint(config: AwareConfig) -> str:
-    """Everything that changes answers or scores; not the limit, concurrency or cache use."""
-    material = {
-        "kind": KIND,
-        "prompt_version": PROMPT_VERSION,
-        "dataset": file_digest(config.dataset),
-        "demos": file_digest(config.demos),
-        "judge_labels": file_digest(config.judge_labels),
-        **{
-            k: v
-            for k, v in asdict(config).items()
-            if k not in ("dataset", "demos", "judge_labels", "limit", "concurrency", "use_cache")
-        },
-    }
-    text = json.dumps(material, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def load_judge_labels(path: Path | None) -> dict[str, bool]:
@@ -105,18 +44,7 @@ def load_judge_labels(path: Path | None) -> dict[str, bool]:
     return labels
 
 
-@dataclass
-class Prepared:
-    instances: list[Instance]
-    items: list[Item]
-    demos: DemoPool
-    model: Model
-    judge: Model | None
-    judge_labels: dict[str, bool]
-    notes: dict[str, Any]
-
-
-def _check_both_labels(
+def check_both_labels(
     dataset: Path, everything: Sequence[Instance], chosen: Sequence[Instance]
 ) -> None:
     """Refuse a run that would score one class only: with no incomplete instance (all still
@@ -170,50 +98,6 @@ def pending_warnings(
     return lines
 
 
-def prepare(config: AwareConfig, options: ModelOptions, cache_dir: Path | None) -> Prepared:
-    """Everything checked and built before a run folder exists (bad input leaves nothing)."""
-    import sys
-
-    from toolbench.models.spec import AWARENESS, FREE_TEXT, make_model, require
-
-    require(config.model, AWARENESS)  # 'baseline' would answer 660 items unparseably
-    if config.judge and "explain" in config.modes:
-        require(config.judge, FREE_TEXT, "--judge")
-    everything = read_instances(config.dataset)
-    instances = evaluated(everything, config.include_pending)
-    if config.limit is not None:
-        instances = limited_families(instances, config.limit)
-    if not instances:
-        raise UserError(
-            f"{config.dataset}: no instances to evaluate (only accepted ones are, unless "
-            "--include-pending; review with 'toolbench aware verify')"
-        )
-    _check_both_labels(config.dataset, everything, instances)
-    for line in pending_warnings(config.dataset, everything, config.include_pending):
-        print(f"warning: {line}", file=sys.stderr)
-    pool = (
-        evaluated(read_instances(config.demos), include_pending=False)
-        if config.demos is not None
-        else instances
-    )
-    demos = DemoPool(pool, config.seed)
-    if "explicit" in config.modes:
-        for k in config.shots:
-            demos.check(k)
-    if "explain" in config.modes and not config.judge:
-        raise UserError("--mode explain needs --judge SPEC (the model that grades explanations)")
-    labels = load_judge_labels(config.judge_labels)
-    notes: dict[str, Any] = {}
-    model = _baseline(config, pool, instances, cache_dir, notes) or make_model(
-        config.model, options
-    )
-    judge = (
-        make_model(config.judge, options) if "explain" in config.modes and config.judge else None
-    )
-    items = build_items(instances, config.modes, config.shots)
-    return Prepared(instances, items, demos, model, judge, labels, notes)
-
-
 def limited_families(instances: list[Instance], limit: int) -> list[Instance]:
     """The first ``limit`` families in file order (a complete instance with its twins, or a
     twinless instance): pairs are never split, so every metric stays defined."""
@@ -226,93 +110,23 @@ def limited_families(instances: list[Instance], limit: int) -> list[Instance]:
     return [i for i in instances if (i.twin_id or i.id) in kept]
 
 
-def _baseline(
-    config: AwareConfig,
-    pool: list[Instance],
-    instances: list[Instance],
-    cache_dir: Path | None,
-    notes: dict[str, Any],
-) -> Model | None:
-    spec = config.model.strip()
-    if spec in ("always-yes", "always-no"):
-        return AlwaysModel(spec == "always-yes")
-    if spec == "random" or spec.startswith("random:"):
-        seed_text = spec.partition(":")[2] or str(config.seed)
-        try:
-            return RandomModel(int(seed_text))
-        except ValueError:
-            raise UserError(f"--model {spec}: expected random or random:SEED") from None
-    if spec == "similarity":
-        from toolbench.aware.encoder import ApiEncoder
+def chosen_instances(
+    dataset: Path, include_pending: bool, families: int | None
+) -> tuple[list[Instance], list[Instance]]:
+    """(every instance of the file, those the run evaluates), after the checks above; the
+    warnings about pending instances go to stderr."""
+    import sys
 
-        with ApiEncoder(config.encoder, cache_dir=cache_dir, use_cache=config.use_cache) as enc:
-            model = SimilarityModel.fit(enc, pool, instances)
-        notes.update(model.fit_notes)
-        notes["encoder"] = enc.identity
-        return model
-    return None
-
-
-def execute_aware(
-    config: AwareConfig,
-    options: ModelOptions,
-    out: Path | None,
-    runs_dir: Path,
-    cache_dir: Path | None,
-    console: Console,
-) -> RunResult:
-    prepared = prepare(config, options, cache_dir)
-    from toolbench.models.spec import preflight
-
-    models = [m for m in (prepared.model, prepared.judge) if m is not None]
-    closers: list[Callable[[], Awaitable[None]]] = [m.aclose for m in models]
-    checks: list[Callable[[], Awaitable[None]]] = [partial(preflight, m) for m in models]
-    plan = RunPlan(
-        prefix=f"aware-{slug(config.dataset.stem)}-{slug(config.model)}-",
-        fingerprint=fingerprint(config),
-        selection={"limit": config.limit},
-        info=_base_info(config, prepared),
-        work=[_work_item(item, prepared, config) for item in prepared.items],
-        finish=lambda info, records: _finish_info(info, prepared, records),
-        concurrency=config.concurrency,
-        closers=closers,
-        preflight=checks,
-    )
-    return execute_plan(plan, out, runs_dir, console)
-
-
-def _work_item(item: Item, prepared: Prepared, config: AwareConfig) -> WorkItem:
-    async def run() -> dict[str, Any]:
-        return await solve(item, prepared.model, prepared.judge, prepared.demos, config.settings())
-
-    return WorkItem((f"aware-{item.task}", item.id, 0), "aware", run)
-
-
-def _base_info(config: AwareConfig, prepared: Prepared) -> dict[str, Any]:
-    cfg = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()}
-    return {
-        "toolbench_version": __version__,
-        "kind": KIND,
-        "command": recorded_command(),
-        "config": {**cfg, "epochs": 1, "prompt_version": PROMPT_VERSION},
-        "data": {
-            "dataset": str(config.dataset),
-            "digest": file_digest(config.dataset),
-            "n_instances": len(prepared.instances),
-            "n_items": len(prepared.items),
-            "demos": str(config.demos) if config.demos else "(the evaluated dataset)",
-        },
-        "baseline": prepared.notes,
-        "judge_labels": prepared.judge_labels,
-    }
-
-
-def _finish_info(
-    info: dict[str, Any], prepared: Prepared, records: list[dict[str, Any]]
-) -> tuple[dict[str, Any], int]:
-    info = dict(info)
-    wanted = {(f"aware-{i.task}", i.id) for i in prepared.items}
-    records = [r for r in records if (r["task"], r["id"]) in wanted]
-    info["metrics"], info["counts"] = summary_metrics(records)
-    finished = sum(1 for r in records if r["status"] != "infra_error")
-    return info, finished
+    everything = read_instances(dataset)
+    instances = evaluated(everything, include_pending)
+    if families is not None:
+        instances = limited_families(instances, families)
+    if not instances:
+        raise UserError(
+            f"{dataset}: no instances to evaluate (only accepted ones are, unless "
+            "--include-pending; review with 'toolbench aware verify')"
+        )
+    check_both_labels(dataset, everything, instances)
+    for line in pending_warnings(dataset, everything, include_pending):
+        print(f"warning: {line}", file=sys.stderr)
+    return everything, instances

@@ -1,11 +1,14 @@
-"""One item through the model (and, for explanations, the judge) into one run record.
+"""One item through the model (and, for explanations, the judge) into its outcome.
 
-An item is one sample of the shared engine; its model calls are steps of it: ``answer`` (the
-decisive question), then for ``explain`` items ``explain`` and the judge's ``judge``. Requests
-carry ``Sample(id=item id, labels=(ideal reply,))`` so the built-in ``oracle`` answers each step
-perfectly and ``replay:FILE`` can script any step (by ``"step"``, or the older ids
-``<id>#explain`` / ``<id>#judge``). Baselines get ``fields["aware"]``: the kind of reply wanted
-and the API names, never the label. Model replies are only ever parsed.
+An item is one sample of the awareness task; its model calls are steps of it: ``answer`` (the
+decisive question), then for ``explain`` items ``explain`` and the judge's ``judge`` (the
+``judge`` role's model, recorded as that role). Requests carry ``Sample(id=item id,
+labels=(ideal reply,))`` so the built-in ``oracle`` answers each step perfectly and
+``replay:FILE`` can script any step (by ``"step"``, or the ids ``<id>#explain`` /
+``<id>#judge``). The floors get ``fields["aware"]``: the kind of reply wanted and the API
+names, never the label. Model replies are only ever parsed. Whatever happens, the outcome keeps
+the item's details (label, groups, expected answer): a failed item is still a wrong answer in
+the tables, which need to know what it was.
 """
 
 from __future__ import annotations
@@ -29,17 +32,19 @@ from toolbench.aware.evaluate.prompts import (
     tools_messages,
 )
 from toolbench.aware.evaluate.render import native_tools, tool_name_map
-from toolbench.core.solve import Generate, Recorder, SampleState, prompt_hash
-from toolbench.models.base import Model
-from toolbench.runner.engine import MAX_PREDICTION_CHARS, guarded_solve, make_record
+from toolbench.core.solve import Generate, SampleState, prompt_hash
+from toolbench.errors import UserError
+from toolbench.runner.engine import MAX_PREDICTION_CHARS, guarded_solve
 from toolbench.types import GenerationRequest, Outcome, Sample, Status
 
 
 @dataclass(frozen=True)
 class Settings:
+    """The generation settings every request of a run carries."""
+
     max_tokens: int = 256
     temperature: float = 0.0
-    seed: int = 0
+    seed: int | None = 0
 
 
 def oracle_reply(item: Item, kind: str) -> str:
@@ -82,14 +87,15 @@ def _request(
 
 
 async def solve(
-    item: Item, model: Model, judge: Model | None, demos: DemoPool, settings: Settings
-) -> dict[str, Any]:
-    """The item's run record; nothing the model or the judge says can make this raise."""
-    state = SampleState(
-        sample=Sample(id=item.id, task=f"aware-{item.task}", query="", labels=()), epoch=0
-    )
-    ask = Recorder(model, state)
-    grade = ask.for_role(judge, "judge") if judge is not None else None
+    item: Item,
+    ask: Generate,
+    grade: Generate | None,
+    demos: DemoPool,
+    settings: Settings,
+    state: SampleState,
+) -> Outcome:
+    """The item's outcome, details included; nothing the model or the judge says can make
+    this raise (a failure is the outcome's status, and the prediction is then empty)."""
     details: dict[str, Any] = {
         "instance_id": item.instance.id,
         "source": item.instance.source,
@@ -101,15 +107,14 @@ async def solve(
     outcome = await guarded_solve(
         lambda: _solve(item, ask, grade, demos, settings, state, details), state
     )
-    if outcome.status is Status.SCORED:
-        outcome.details = details
-    else:
-        outcome.details, state.prediction = details, ""
+    outcome.details = details
+    if outcome.status is not Status.SCORED:
+        state.prediction = ""
     judged = [call for call in state.calls if call.role == "judge"]
     if judged:
         details["judge_prompt_tokens"] = sum(c.prompt_tokens for c in judged)
         details["judge_completion_tokens"] = sum(c.completion_tokens for c in judged)
-    return make_record(state, outcome)
+    return outcome
 
 
 def first_request(item: Item, demos: DemoPool, settings: Settings) -> GenerationRequest:
@@ -189,7 +194,8 @@ async def _explain(
     details["predicted"] = predicted
     if predicted != "no":
         return Outcome(Status.SCORED, success=False, metrics={"explained": 0.0})
-    assert grade is not None
+    if grade is None:
+        raise UserError("explain items need a judge: run with the role judge=SPEC (--judge)")
     instance = item.instance
     request = explanation_request(item, settings, answer)
     explanation = (await ask(request)).text
