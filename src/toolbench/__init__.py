@@ -1,44 +1,44 @@
 """toolbench: offline, safe, reproducible evaluation of LLM tool use.
 
-The public API (``toolbench.run``, ``load_task``, ``get_task``, ``make_model`` and the core
-types) is imported on first use, so ``import toolbench`` stays cheap for the many modules that
-only need ``__version__``.
+The public API: ``toolbench.run`` (tasks and a model, by name or as objects), ``load_task``,
+``get_task``, ``make_model``, and the types a task or model author writes against (``TaskBase``
+and what its hooks take and return; ``docs/writing-a-task.md``). Each is imported on first
+use, so ``import toolbench`` stays cheap for the many modules that only need ``__version__``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.1.0"
-
-__all__ = [
-    "Generation",
-    "GenerationRequest",
-    "Outcome",
-    "RunResult",
-    "Sample",
-    "Status",
-    "__version__",
-    "default_cache_dir",
-    "get_task",
-    "load_task",
-    "make_model",
-    "run",
-]
+from toolbench.package import __version__
 
 _FROM = {
     "run": "toolbench.api",
     "get_task": "toolbench.api",
     "load_task": "toolbench.api",
     "make_model": "toolbench.api",
-    "default_cache_dir": "toolbench.api",
+    "default_cache_dir": "toolbench.package",
     "RunResult": "toolbench.runner.lifecycle",
-    "Generation": "toolbench.types",
-    "GenerationRequest": "toolbench.types",
-    "Outcome": "toolbench.types",
-    "Sample": "toolbench.types",
-    "Status": "toolbench.types",
+    "UserError": "toolbench.errors",
+    # The author's types (toolbench.core holds them all).
+    "Task": "toolbench.core",
+    "TaskBase": "toolbench.core",
+    "TaskData": "toolbench.core",
+    "TaskDefaults": "toolbench.core",
+    "TaskContext": "toolbench.core",
+    "Resources": "toolbench.core",
+    "SampleState": "toolbench.core",
+    "Generate": "toolbench.core",
+    "Model": "toolbench.core",
+    "ModelOptions": "toolbench.core",
+    "Generation": "toolbench.core",
+    "GenerationRequest": "toolbench.core",
+    "Outcome": "toolbench.core",
+    "Sample": "toolbench.core",
+    "Status": "toolbench.core",
 }
+
+__all__ = ["__version__", *sorted(_FROM)]
 
 
 def __getattr__(name: str) -> Any:

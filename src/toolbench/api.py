@@ -9,11 +9,14 @@ Everything here is what the ``toolbench`` command does, as plain functions::
 
     data = toolbench.load_task("booking")            # samples, docs, demonstrations
     model = toolbench.make_model("openai:gpt-4o-mini", base_url="http://localhost:8000/v1")
+
+Tasks and models may also be objects (``toolbench.run(task=MyTask(), model=MyModel())``):
+``docs/writing-a-task.md`` writes both.
 """
 
 from __future__ import annotations
 
-import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,21 +24,22 @@ from rich.console import Console
 
 from toolbench.config import RunConfig
 from toolbench.core.task import Task, TaskData
+from toolbench.errors import UserError
 from toolbench.models.base import Model, ModelOptions
+from toolbench.package import default_cache_dir
 from toolbench.runner.lifecycle import RunResult
 
+__all__ = ["default_cache_dir", "get_task", "load_task", "make_model", "run"]
 
-def default_cache_dir() -> Path:
-    """``$TOOLBENCH_CACHE_DIR``, else ``~/.cache/toolbench``: response cache, execution memo
-    and embeddings."""
-    env = os.environ.get("TOOLBENCH_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "toolbench"
+#: What ``run`` takes as tasks: a name, "a,b", a task object, or a list of names and objects.
+Tasks = str | Task | Sequence[str | Task]
 
 
 def run(
-    tasks: list[str] | str,
-    model: str,
+    tasks: Tasks | None = None,
+    model: str | Model | None = None,
     *,
+    task: str | Task | None = None,
     out: str | Path | None = None,
     runs_dir: str | Path = "runs",
     cache_dir: str | Path | None = None,
@@ -44,16 +48,19 @@ def run(
     allow_missing: bool = False,
     **config: Any,
 ) -> RunResult:
-    """Evaluate ``model`` (a spec, as ``--model``) on ``tasks``; the run folder, ``run.json``
-    and the session's counts come back. ``config`` takes ``RunConfig``'s fields (``limit``,
-    ``epochs``, ``mode``, ``concurrency``, ``top_k_api``...). A folder holding the same
-    configuration is resumed, as on the command line."""
+    """Evaluate ``model`` on ``tasks`` (or one ``task``); the run folder, ``run.json`` and the
+    session's counts come back. A task is a registered name or a task object; a model is a
+    spec, as ``--model``, or an object with the ``Model`` protocol, used as given (a spec gets
+    the retries and response cache its registry entry says). ``config`` takes ``RunConfig``'s
+    fields (``limit``, ``epochs``, ``mode``, ``concurrency``, ``task_options``...). A folder
+    holding the same configuration is resumed, as on the command line."""
     from toolbench.runner.run import execute
-    from toolbench.tasks.registry import parse_task_list
 
-    names = tasks.split(",") if isinstance(tasks, str) else list(tasks)
-    resolved = [task.name for task in parse_task_list(",".join(names))]
-    run_config = RunConfig(tasks=resolved, model=model, **config)
+    chosen = _tasks(tasks, task)
+    if model is None:
+        raise UserError("toolbench.run: give a model (a spec such as 'oracle', or an object)")
+    spec = model if isinstance(model, str) else model.name
+    run_config = RunConfig(tasks=[t.name for t in chosen], model=spec, **config)
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     if options is None:
         use = run_config.use_cache
@@ -68,7 +75,28 @@ def run(
         cache_dir=cache,
         console=console or Console(quiet=True),
         allow_missing=allow_missing,
+        tasks=chosen,
+        model=None if isinstance(model, str) else model,
     )
+
+
+def _tasks(tasks: Tasks | None, task: str | Task | None) -> list[Task]:
+    """The task objects ``run`` was given, names looked up in the registry ("a,b" is two),
+    duplicates dropped (the first kept)."""
+    from toolbench.tasks.registry import parse_task_list
+
+    if (tasks is None) == (task is None):
+        raise UserError("toolbench.run: give tasks or task (one of them)")
+    given = tasks if tasks is not None else task
+    single = isinstance(given, str) or not isinstance(given, Sequence)
+    items: list[Any] = [given] if single else list(given)  # type: ignore[arg-type]
+    chosen: dict[str, Task] = {}
+    for item in items:
+        for one in parse_task_list(item) if isinstance(item, str) else [item]:
+            chosen.setdefault(one.name, one)
+    if not chosen:
+        raise UserError("toolbench.run: no task given; name one or pass a task object")
+    return list(chosen.values())
 
 
 def get_task(name: str) -> Task:
