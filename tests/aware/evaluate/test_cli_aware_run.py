@@ -168,7 +168,8 @@ def test_prompt_shows_the_messages(cli: Cli, mixed: Path) -> None:
 def test_explanations_judged_and_compared_with_hand_labels(
     cli: Cli, mixed: Path, tmp_path: Path
 ) -> None:
-    from toolbench.aware.evaluate.run import evaluated, limited_families
+    from toolbench.aware.evaluate.items import evaluated
+    from toolbench.aware.evaluate.run import limited_families
     from toolbench.aware.schema import read_instances
 
     chosen = limited_families(evaluated(read_instances(mixed), include_pending=True), 2)
@@ -201,7 +202,8 @@ def test_explanations_judged_and_compared_with_hand_labels(
 def test_malformed_implicit_call_is_wrong_not_abstention(
     cli: Cli, mixed: Path, tmp_path: Path
 ) -> None:
-    from toolbench.aware.evaluate.run import evaluated, limited_families
+    from toolbench.aware.evaluate.items import evaluated
+    from toolbench.aware.evaluate.run import limited_families
     from toolbench.aware.schema import read_instances
 
     chosen = limited_families(evaluated(read_instances(mixed), include_pending=True), 1)

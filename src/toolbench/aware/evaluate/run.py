@@ -10,6 +10,7 @@ before any run folder is made.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -110,13 +111,9 @@ def limited_families(instances: list[Instance], limit: int) -> list[Instance]:
     return [i for i in instances if (i.twin_id or i.id) in kept]
 
 
-def chosen_instances(
-    dataset: Path, include_pending: bool, families: int | None
-) -> tuple[list[Instance], list[Instance]]:
-    """(every instance of the file, those the run evaluates), after the checks above; the
-    warnings about pending instances go to stderr."""
-    import sys
-
+def chosen_instances(dataset: Path, include_pending: bool, families: int | None) -> list[Instance]:
+    """The instances a run evaluates, after the checks above; the warnings about pending
+    instances go to stderr."""
     everything = read_instances(dataset)
     instances = evaluated(everything, include_pending)
     if families is not None:
@@ -129,4 +126,4 @@ def chosen_instances(
     check_both_labels(dataset, everything, instances)
     for line in pending_warnings(dataset, everything, include_pending):
         print(f"warning: {line}", file=sys.stderr)
-    return everything, instances
+    return instances

@@ -99,9 +99,10 @@ class AwareTask(TaskBase):
         if families is not None and (
             isinstance(families, bool) or not isinstance(families, int) or families < 1
         ):
-            raise UserError(f"--limit {families!r}: expected a positive number of families")
-        if "explicit" in task.mode_list():
-            task.shot_list()
+            raise UserError(
+                f"task aware option families (--limit) {families!r}: expected a positive number"
+            )
+        task.mode_list(), task.shot_list()  # a bad list is refused here, before any data is read
         return task
 
     def mode_list(self) -> tuple[str, ...]:
@@ -118,13 +119,15 @@ class AwareTask(TaskBase):
     ) -> TaskData:
         """Read and check the dataset (exit 2 before any folder: missing labels, too few
         demonstrations, unreadable hand labels); warn about pending instances."""
+        if live is not None:
+            raise UserError("task aware has no live mode: drop --live")
         if self.dataset is None:
             raise UserError(
                 "task aware needs a dataset: --task-option dataset=FILE "
                 "(or run 'toolbench aware run FILE')"
             )
         path = Path(self.dataset)
-        _, instances = chosen_instances(path, self.include_pending, self.families)
+        instances = chosen_instances(path, self.include_pending, self.families)
         modes, shots = self.mode_list(), self.shot_list()
         pool = (
             evaluated(read_instances(Path(self.demos)), include_pending=False)
