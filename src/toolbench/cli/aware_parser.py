@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from toolbench.cli import argtypes
+from toolbench.types import DEFAULT_MAX_TOKENS
 
 _DATASET_HELP = "awareness dataset (JSONL, as written by 'toolbench aware build')"
 _PENDING_HELP = (
@@ -211,7 +212,10 @@ def _add_run(aware_sub: argparse._SubParsersAction[Any]) -> None:
         "--seed", type=argtypes.seed, default=0, help="request seed and demonstration choice"
     )
     run.add_argument(
-        "--max-tokens", type=argtypes.positive_int, default=256, help="generation limit"
+        "--max-tokens",
+        type=argtypes.positive_int,
+        default=DEFAULT_MAX_TOKENS,
+        help="generation limit",
     )
     run.add_argument(
         "--temperature", type=argtypes.temperature, default=0.0, help="sampling temperature"

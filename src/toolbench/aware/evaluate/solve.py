@@ -35,14 +35,14 @@ from toolbench.aware.evaluate.render import native_tools, tool_name_map
 from toolbench.core.solve import Generate, SampleState, prompt_hash
 from toolbench.errors import UserError
 from toolbench.runner.engine import MAX_PREDICTION_CHARS, guarded_solve
-from toolbench.types import GenerationRequest, Outcome, Sample, Status
+from toolbench.types import DEFAULT_MAX_TOKENS, GenerationRequest, Outcome, Sample, Status
 
 
 @dataclass(frozen=True)
 class Settings:
     """The generation settings every request of a run carries."""
 
-    max_tokens: int = 256
+    max_tokens: int = DEFAULT_MAX_TOKENS
     temperature: float = 0.0
     seed: int | None = 0
 

@@ -69,8 +69,8 @@ class AwareTask(TaskBase):
     name = KIND
     summary = "awareness of incomplete conditions: can the offered APIs be called now?"
     metrics = METRICS
-    # No retrieval (prompts show the instance's own APIs); 256 tokens answer every mode.
-    defaults = TaskDefaults(top_k_api=0, top_k_example=0, max_tokens=256)
+    # No retrieval: the prompts show the instance's own APIs.
+    defaults = TaskDefaults(top_k_api=0, top_k_example=0)
     scoring_version = f"1/prompts-{PROMPT_VERSION}"
     option_defaults = MappingProxyType(
         {
