@@ -74,6 +74,8 @@ def test_every_task_folder_has_its_readme() -> None:
     from toolbench.tasks.registry import all_tasks
 
     for task in all_tasks():
+        if task.name == "aware":  # its data is a dataset file (an option), not a task folder
+            continue
         folder = task.package_dir
         assert folder is not None and (folder / "README.md").is_file(), task.name
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import CliResult
 from toolbench.errors import UserError
 from toolbench.tasks import registry
 
@@ -90,7 +91,8 @@ def test_an_installed_task_is_found_by_its_entry_point(site: Path) -> None:
             {"plug_one": TASK_MODULE.format(name="plugged")})  # fmt: skip
     install(site, "plug-two", "[toolbench.tasks]\nmade = plug_two:Plugged\n",
             {"plug_two": TASK_MODULE.format(name="made")})  # fmt: skip
-    assert registry.task_names()[8:] == ["made", "plugged"]  # installed ones by name
+    installed = registry.task_names()[len(registry.BUILTIN) :]
+    assert installed == ["made", "plugged"]  # installed ones by name, after the built-ins
     assert registry.get_task("plugged").summary == "a plugged-in task"
     assert registry.get_task("made").name == "made"  # a class: called with no argument
     assert [task.name for task in registry.parse_task_list("made,booking")] == ["made", "booking"]
@@ -136,3 +138,10 @@ def test_register_adds_an_object_but_not_over_a_built_in(
     clash.name = "booking"
     with pytest.raises(UserError, match="built-in task has that name"):
         registry.register(clash)
+
+
+def test_list_tasks_shows_every_built_in(cli: Callable[..., CliResult]) -> None:
+    code, out, _ = cli("list", "tasks")
+    assert code == 0
+    listed = {line.split("│")[1].strip() for line in out.splitlines() if line.count("│") > 2}
+    assert {*EIGHT, "aware"} <= listed

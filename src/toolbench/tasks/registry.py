@@ -37,6 +37,9 @@ BUILTIN: dict[str, str] = {
     "virtual_home": "toolbench.tasks.virtual_home.definition:TASK",
     "web_shop": "toolbench.tasks.web_shop.definition:TASK",
     "tabletop": "toolbench.tasks.tabletop.definition:TASK",
+    # The awareness evaluation (``toolbench aware run``): its data is a dataset file named by
+    # its ``dataset`` option, not a task folder.
+    "aware": "toolbench.aware.evaluate.task:TASK",
 }
 
 #: Task objects added in this process by ``register`` (scripts, tests); looked up first.
