@@ -69,7 +69,7 @@ from tests.fakeserver import FakeOpenAIServer
 from toolbench.cli import main
 from toolbench.models.base import ModelOptions
 from toolbench.models.spec import make_model
-from toolbench.tasks.registry import TASKS
+from toolbench.tasks import registry
 from toolbench.types import GenerationRequest
 
 TASK = "home_search"
@@ -84,7 +84,7 @@ EPISODE_MARGIN = 1.1
 
 def gold_answers() -> dict[str, str]:
     """query -> the gold program, from the task's committed test set."""
-    folder = TASKS[TASK].package_dir / "data" / "v0"  # type: ignore[attr-defined]
+    folder = registry.get_task(TASK).package_dir / "data" / "v0"  # type: ignore[operator]
     answers = {}
     for line in (folder / "test.jsonl").read_text().splitlines():
         row = json.loads(line)
@@ -293,7 +293,7 @@ def throughput(server: FakeOpenAIServer, repeats: int) -> tuple[bool, dict[int, 
 
 def episode(server: FakeOpenAIServer, repeats: int, single_ms: float) -> bool:
     """The episode task at --concurrency 128: harness CPU per model call vs single-turn."""
-    TASKS[EPISODE_TASK] = EpisodeTask()
+    registry.REGISTERED[EPISODE_TASK] = EpisodeTask()
     e1, e2 = EPISODE_EPOCHS
     turns = ("--max-turns", str(EPISODE_TURNS))
     pairs = [

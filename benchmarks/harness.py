@@ -77,7 +77,7 @@ def sheets_throughput() -> None:
     replays every gold with a trailing comment, so each one really executes in the sandbox on a
     fresh copy of the workbook (pandas, formulas) and is compared with the gold sheet."""
     from toolbench.data.layout import read_test_jsonl
-    from toolbench.tasks.registry import TASKS
+    from toolbench.tasks.registry import get_task
 
     task = "google_sheets"
     load_start = time.perf_counter()
@@ -91,7 +91,7 @@ def sheets_throughput() -> None:
         f"success={info['metrics'][task]['success_rate']:.3f}; cold load incl. every gold "
         f"executed once: {load_s:.1f} s"
     )
-    folder = TASKS[task].package_dir / "data" / "v0"  # type: ignore[attr-defined]
+    folder = get_task(task).package_dir / "data" / "v0"  # type: ignore[operator]
     replay = Path(tempfile.mkdtemp(prefix="tb-bench-")) / "replay.jsonl"
     with replay.open("w") as handle:
         for sample in read_test_jsonl(folder / "test.jsonl", task):

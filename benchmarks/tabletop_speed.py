@@ -48,9 +48,9 @@ def image_seconds(out: Path, n: int = 20) -> float:
     from toolbench.tasks.tabletop.world import Table
 
     records = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
-    from toolbench.tasks.registry import TASKS
+    from toolbench.tasks.registry import get_task
 
-    data = TASKS["tabletop"].load("v0", None)
+    data = get_task("tabletop").load("v0", None)
     by_id = {s.id: s for s in data.samples}
     start = time.perf_counter()
     for record in records[:n]:
