@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from toolbench.core.solve import Generate, SampleState
-from toolbench.core.task import LiveOptions, Resources, TaskData, TaskDefaults
+from toolbench.core.task import LiveOptions, Resources, TaskBase, TaskData, TaskDefaults
 from toolbench.prompts.builder import Prompter
 from toolbench.sandbox import SandboxError
 from toolbench.sandbox.memo import ProgramRunner
@@ -33,7 +33,7 @@ NAME = "home_episode"
 
 
 @dataclass
-class EpisodeTask:
+class EpisodeTask(TaskBase):
     name: str = NAME
     summary: str = "home_search as an episode of --max-turns turns (benchmark only)"
     metrics: tuple[str, ...] = ("success_rate", "crash_rate", "f1")

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from toolbench.prompts.builder import Mode
+from toolbench.sandbox.limits import DEFAULT_MEMORY_MB, DEFAULT_WALL_S
 
 # Settings that say how much of the work to do, or how fast: never part of the fingerprint.
 OPERATIONAL = frozenset({"epochs", "limit", "concurrency", "use_cache", "data_dir"})
@@ -39,8 +40,8 @@ class RunConfig(BaseModel):
     epochs: int = Field(default=1, ge=1)
     limit: int | None = None
     concurrency: int = Field(default=8, ge=1)
-    sandbox_wall_s: float = 2.0
-    sandbox_memory_mb: int = 768
+    sandbox_wall_s: float = DEFAULT_WALL_S
+    sandbox_memory_mb: int = DEFAULT_MEMORY_MB
     use_cache: bool = True
     live: bool = False  # HTTP tasks: the real APIs instead of the simulators
     max_turns: int = Field(default=10, ge=1)  # model calls a multi-turn solve loop may make

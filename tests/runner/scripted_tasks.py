@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from toolbench.core.solve import Generate, SampleState
-from toolbench.core.task import LiveOptions, Resources, TaskData, TaskDefaults
+from toolbench.core.task import LiveOptions, Resources, TaskBase, TaskData, TaskDefaults
 from toolbench.prompts.builder import Prompter
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.tasks.scoring import mean_metrics
@@ -47,7 +47,7 @@ def counter_turn(target: int, total: int, turn: int) -> GenerationRequest:
 
 
 @dataclass
-class CounterTask:
+class CounterTask(TaskBase):
     name: str = "counter"
     summary: str = "scripted episode (tests)"
     metrics: tuple[str, ...] = ("success_rate", "crash_rate", "turns")
@@ -98,7 +98,7 @@ class CounterTask:
 
 
 @dataclass
-class PlanTask:
+class PlanTask(TaskBase):
     name: str = "plan"
     summary: str = "scripted nested calls (tests)"
     metrics: tuple[str, ...] = ("success_rate", "crash_rate")

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolbench.core import bounded as b
-from toolbench.core.solve import CallRecord, SampleState
-from toolbench.runner.engine import make_record, one_line_text
+from toolbench.core.solve import CallRecord, SampleState, one_line_text
+from toolbench.runner.engine import make_record
 from toolbench.runner.store import SAMPLES_FILE, RunStore, load_log, read_records
 from toolbench.types import Outcome, Sample, Status
 

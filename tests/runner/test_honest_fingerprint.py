@@ -31,7 +31,7 @@ def _edit_first_query(root: Path) -> None:
     path = root / "home_search" / "v0" / "test.jsonl"
     lines = path.read_text().splitlines()
     first = json.loads(lines[0])
-    first["query"] = first["query"] + " Please hurry."
+    first["prompt"] = first["prompt"] + " Please hurry."
     lines[0] = json.dumps(first)
     path.write_text("\n".join(lines) + "\n")
 

@@ -10,9 +10,8 @@ from typing import Any
 import pytest
 
 from toolbench.core import solve
-from toolbench.core.solve import DeadlineExceeded, Recorder, SampleState, off_loop
+from toolbench.core.solve import DeadlineExceeded, Recorder, SampleState, guarded_solve, off_loop
 from toolbench.models.base import ModelOutputError
-from toolbench.runner.engine import guarded_solve
 from toolbench.types import Generation, GenerationRequest, Sample, Status
 
 SAMPLE = Sample(id="s", task="t", query="q", labels=())

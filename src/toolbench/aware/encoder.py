@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -27,6 +26,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from toolbench.errors import UserError
+from toolbench.package import default_cache_dir
 
 #: The bundled model's name (its package folder is just ``model``).
 DEFAULT_NAME = "all-MiniLM-L6-v2"
@@ -56,12 +56,6 @@ class TextEncoder(Protocol):
     """
 
     def encode(self, sentences: list[str], /, **kwargs: Any) -> Any: ...
-
-
-def default_cache_root() -> Path:
-    """The CLI's cache folder (``TOOLBENCH_CACHE_DIR`` or ``~/.cache/toolbench``)."""
-    env = os.environ.get("TOOLBENCH_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "toolbench"
 
 
 def text_key(text: str) -> str:
@@ -171,7 +165,7 @@ class ApiEncoder:
         self._namespace = local
         self._memory: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
-        root = cache_dir if cache_dir is not None else default_cache_root()
+        root = cache_dir if cache_dir is not None else default_cache_dir()
         self.cache_path: Path | None = (
             root / "embeddings" / "api_vectors.sqlite" if use_cache else None
         )

@@ -18,6 +18,7 @@ from rich.console import Console
 from toolbench import __version__
 from toolbench.cli import argtypes
 from toolbench.errors import UserError
+from toolbench.sandbox.limits import DEFAULT_WALL_S
 from toolbench.tasks.service import SIMULATED_API_KEY
 
 EXIT_USAGE = 2
@@ -208,7 +209,10 @@ def _add_run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         help="processes running programs (default: one per CPU)",
     )
     run.add_argument(
-        "--sandbox-timeout", type=argtypes.seconds, default=2.0, help="seconds per program"
+        "--sandbox-timeout",
+        type=argtypes.seconds,
+        default=DEFAULT_WALL_S,
+        help="seconds per program",
     )
     run.add_argument(
         "--hf-batch-size",

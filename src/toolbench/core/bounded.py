@@ -40,7 +40,7 @@ IDENTITY_FIELDS = ("task", "id", "epoch", "status", "success")
 
 
 @dataclass(frozen=True)
-class Limits:
+class RecordBounds:
     strings: int = MAX_STRING_CHARS
     items: int = MAX_ITEMS
     nodes: int = MAX_NODES
@@ -48,7 +48,11 @@ class Limits:
 
 # Tighter and tighter limits for a record whose line is over MAX_RECORD_BYTES. The last one
 # cannot exceed it: 500 values of at most 100 characters, 12 bytes each when escaped.
-_FALLBACKS = (Limits(), Limits(strings=1_000, items=200, nodes=5_000), Limits(100, 50, 500))
+_FALLBACKS = (
+    RecordBounds(),
+    RecordBounds(strings=1_000, items=200, nodes=5_000),
+    RecordBounds(100, 50, 500),
+)
 
 
 def bounded_text(text: str, limit: int = MAX_STRING_CHARS) -> str:
@@ -67,7 +71,7 @@ def bounded_text(text: str, limit: int = MAX_STRING_CHARS) -> str:
 class _Bounder:
     """One pass over one record; counts values against the record's node budget."""
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: RecordBounds) -> None:
         self.limits = limits
         self.nodes = 0
 
@@ -154,9 +158,9 @@ def _safe_str(value: Any) -> str:
         return f"<{type(value).__name__}>"
 
 
-def bounded(value: Any, limits: Limits | None = None) -> Any:
+def bounded(value: Any, limits: RecordBounds | None = None) -> Any:
     """``value`` as a bounded, strict-JSON-safe value (see the module docstring)."""
-    return _Bounder(limits or Limits()).value(value, 0)
+    return _Bounder(limits or RecordBounds()).value(value, 0)
 
 
 def safe_record(record: dict[str, Any], reserve: int = 0) -> dict[str, Any]:
@@ -179,7 +183,9 @@ def record_line(record: dict[str, Any], reserve: int = 0) -> tuple[dict[str, Any
         line = to_line(safe)
         if len(line) <= budget:
             return safe, line
-    minimal = _conform(bounded({k: record.get(k) for k in IDENTITY_FIELDS}, Limits(100, 10, 50)))
+    minimal = _conform(
+        bounded({k: record.get(k) for k in IDENTITY_FIELDS}, RecordBounds(100, 10, 50))
+    )
     minimal["message"] = f"record cut to its identity: over {MAX_RECORD_BYTES} bytes"
     return minimal, to_line(minimal)
 

@@ -28,7 +28,8 @@ from typing import Any, TypeVar
 from toolbench.core.bounded import bounded_text
 from toolbench.models.base import Model, ModelOutputError
 from toolbench.models.digest import prompt_digest
-from toolbench.types import Generation, GenerationRequest, Sample
+from toolbench.sandbox import SandboxError
+from toolbench.types import Generation, GenerationRequest, InfraError, Outcome, Sample, Status
 
 # One call's text in the record's call list is cut to this many characters; the prediction
 # keeps more (see engine.MAX_PREDICTION_CHARS).
@@ -44,6 +45,11 @@ SCORING_DEADLINE_S = 30.0
 # Below this many characters ``off_loop`` runs the work inline: with linear parsers that is
 # well under a millisecond, cheaper than a thread hop.
 OFF_LOOP_MIN_CHARS = 4_000
+
+# Records keep the prediction for audit; a runaway reply is cut to this many characters.
+MAX_PREDICTION_CHARS = 20_000
+# A message is one line saying why a sample failed; a longer one is cut.
+MAX_MESSAGE_CHARS = 2_000
 
 Generate = Callable[[GenerationRequest], Awaitable[Generation]]
 T = TypeVar("T")
@@ -223,3 +229,33 @@ class Recorder:
         while f"{step}#{n}" in taken:
             n += 1
         return f"{step}#{n}"
+
+
+async def guarded_solve(solve: Callable[[], Awaitable[Outcome]], state: SampleState) -> Outcome:
+    """Run a solve loop; whatever it raises becomes the sample's outcome (see module doc)."""
+    try:
+        return await solve()
+    except InfraError as exc:  # e.g. a live service down: retried on resume, not scored
+        return Outcome(status=Status.INFRA_ERROR, message=one_line(exc))
+    except SandboxError as exc:  # the sandbox itself failed: the harness's problem
+        return Outcome(status=Status.INFRA_ERROR, message=f"sandbox: {one_line_text(str(exc))}")
+    except (ModelOutputError, TooManyCalls, DeadlineExceeded) as exc:
+        return Outcome(status=Status.MODEL_ERROR, message=one_line(exc))
+    except Exception as exc:  # one hostile reply must not end the run; say what happened
+        where = "scoring this reply" if state.calls else "solving this sample"
+        message = f"internal error while {where}: {one_line(exc)}"
+        return Outcome(status=Status.MODEL_ERROR, message=message)
+
+
+def one_line(exc: BaseException) -> str:
+    try:
+        text = " ".join(str(exc)[:MAX_MESSAGE_CHARS].split())
+    except Exception:  # a foreign __str__ that fails: the type's name is still worth saying
+        text = "(unprintable)"
+    return f"{type(exc).__name__}: {text}"[:500]
+
+
+def one_line_text(message: object) -> str:
+    """``message`` on one line (any line breaks become spaces), at most MAX_MESSAGE_CHARS."""
+    text = message if isinstance(message, str) else f"<{type(message).__name__}>"
+    return bounded_text(" ".join(text[: 2 * MAX_MESSAGE_CHARS].split()), MAX_MESSAGE_CHARS)

@@ -22,7 +22,7 @@ from toolbench.errors import UserError
 from toolbench.models.base import Model
 from toolbench.prompts.builder import Prompter
 from toolbench.sandbox.memo import ProgramRunner
-from toolbench.types import GenerationRequest, Outcome, Sample, TaskContext
+from toolbench.types import DEFAULT_MAX_TOKENS, GenerationRequest, Outcome, Sample, TaskContext
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class TaskDefaults:
 
     top_k_api: int = 15
     top_k_example: int = 3
-    max_tokens: int = 256
+    max_tokens: int = DEFAULT_MAX_TOKENS
 
 
 @dataclass(frozen=True)
@@ -148,6 +148,11 @@ class Task(Protocol):
     @property
     def package_dir(self) -> Path | None: ...
 
+    #: Where in ``run.json`` this task's reports show a data-reading model's notes
+    #: (``FitsData.fit``) besides ``model_notes``: the awareness report reads ``baseline``.
+    @property
+    def model_notes_key(self) -> str | None: ...
+
     def versions(self) -> list[str]: ...
 
     def load(
@@ -218,6 +223,7 @@ class TaskBase:
     generator: TaskGenerator | None = None
     service: Any = None
     package_dir: Path | None = None
+    model_notes_key: str | None = None
 
     def with_options(self, options: Mapping[str, Any]) -> Any:
         name = getattr(self, "name", type(self).__name__)

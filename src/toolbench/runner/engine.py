@@ -22,21 +22,16 @@ from typing import Any
 
 from toolbench.core.bounded import bounded_text
 from toolbench.core.solve import (
-    DeadlineExceeded,
+    MAX_PREDICTION_CHARS,
     Recorder,
     SampleState,
-    TooManyCalls,
+    guarded_solve,
+    one_line_text,
 )
 from toolbench.core.task import Resources, Task
-from toolbench.models.base import Model, ModelOutputError
+from toolbench.models.base import Model
 from toolbench.runner.store import Key, RunStore
-from toolbench.sandbox import SandboxError
-from toolbench.types import InfraError, Outcome, Sample, Status
-
-# Records keep the prediction for audit; a runaway reply is cut to this many characters.
-MAX_PREDICTION_CHARS = 20_000
-# A message is one line saying why a sample failed; a longer one is cut.
-MAX_MESSAGE_CHARS = 2_000
+from toolbench.types import Outcome, Sample, Status
 
 
 @dataclass
@@ -108,22 +103,6 @@ async def solve_sample(
     return make_record(state, outcome)
 
 
-async def guarded_solve(solve: Callable[[], Awaitable[Outcome]], state: SampleState) -> Outcome:
-    """Run a solve loop; whatever it raises becomes the sample's outcome (see module doc)."""
-    try:
-        return await solve()
-    except InfraError as exc:  # e.g. a live service down: retried on resume, not scored
-        return Outcome(status=Status.INFRA_ERROR, message=one_line(exc))
-    except SandboxError as exc:  # the sandbox itself failed: the harness's problem
-        return Outcome(status=Status.INFRA_ERROR, message=f"sandbox: {one_line_text(str(exc))}")
-    except (ModelOutputError, TooManyCalls, DeadlineExceeded) as exc:
-        return Outcome(status=Status.MODEL_ERROR, message=one_line(exc))
-    except Exception as exc:  # one hostile reply must not end the run; say what happened
-        where = "scoring this reply" if state.calls else "solving this sample"
-        message = f"internal error while {where}: {one_line(exc)}"
-        return Outcome(status=Status.MODEL_ERROR, message=message)
-
-
 def make_record(state: SampleState, outcome: Outcome) -> dict[str, Any]:
     """The log record of one sample. Model-controlled text is cut here (prediction, message,
     call texts); everything else is bounded when the store writes it, so this never raises.
@@ -183,17 +162,3 @@ async def run_work(
         for task in workers:
             task.cancel()
         stats.elapsed_s = time.perf_counter() - start
-
-
-def one_line(exc: BaseException) -> str:
-    try:
-        text = " ".join(str(exc)[:MAX_MESSAGE_CHARS].split())
-    except Exception:  # a foreign __str__ that fails: the type's name is still worth saying
-        text = "(unprintable)"
-    return f"{type(exc).__name__}: {text}"[:500]
-
-
-def one_line_text(message: object) -> str:
-    """``message`` on one line (any line breaks become spaces), at most MAX_MESSAGE_CHARS."""
-    text = message if isinstance(message, str) else f"<{type(message).__name__}>"
-    return bounded_text(" ".join(text[: 2 * MAX_MESSAGE_CHARS].split()), MAX_MESSAGE_CHARS)

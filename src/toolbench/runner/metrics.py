@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable
 from typing import Any
 
 from toolbench.core.task import Task
@@ -21,13 +20,6 @@ def outcome_of(record: dict[str, Any]) -> Outcome:
         metrics={name: value for name, value in metrics.items() if value is not None},
         message=record.get("message", ""),
     )
-
-
-def counts_of(records: Iterable[dict[str, Any]]) -> dict[str, int]:
-    counts = {status.value: 0 for status in Status}
-    for record in records:
-        counts[record["status"]] += 1
-    return counts
 
 
 def task_metrics(

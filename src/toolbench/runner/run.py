@@ -16,22 +16,23 @@ from typing import Any
 
 from rich.console import Console
 
-from toolbench import __version__
 from toolbench.config import RunConfig, fingerprint_of, fingerprint_parts
 from toolbench.core.task import LiveOptions, Resources, Task
 from toolbench.errors import UserError
 from toolbench.models.base import FitsData, Model, ModelOptions
 from toolbench.models.builtin import ReplayModel, check_replay
 from toolbench.models.spec import make_model, preflight
+from toolbench.package import __version__
 from toolbench.prompts.builder import PromptConfig, Prompter
 from toolbench.runner.engine import PreparedTask, sample_work
 from toolbench.runner.fingerprint import content_digest
 from toolbench.runner.invocation import recorded_command, redact_command
 from toolbench.runner.lifecycle import RunPlan, RunResult, execute_plan, slug
-from toolbench.runner.metrics import counts_of, task_metrics
+from toolbench.runner.metrics import task_metrics
 from toolbench.sandbox.limits import Limits
 from toolbench.sandbox.memo import MemoizedSandbox, ProgramRunner
 from toolbench.sandbox.pool import SandboxPool
+from toolbench.tables.runs import counts_of
 from toolbench.tasks.registry import parse_task_list
 
 __all__ = ["RunResult", "execute", "prepare_tasks", "prompt_config_for", "redact_command"]
@@ -130,7 +131,11 @@ def execute(
             stack.callback(task.data.close)
         plan = task_plan(config, prepared, model, roles)
         if isinstance(model, FitsData):
-            plan.info["model_notes"] = model.fit(prepared)
+            notes = model.fit(prepared)
+            plan.info["model_notes"] = notes
+            plan.info.update(
+                {p.task.model_notes_key: notes for p in prepared if p.task.model_notes_key}
+            )
         plan.extra_final["isolation"] = pool.isolation  # what kept model code in
         return execute_plan(plan, out, runs_dir, console)
 

@@ -32,9 +32,14 @@ from toolbench.aware.evaluate.prompts import (
     tools_messages,
 )
 from toolbench.aware.evaluate.render import native_tools, tool_name_map
-from toolbench.core.solve import Generate, SampleState, prompt_hash
+from toolbench.core.solve import (
+    MAX_PREDICTION_CHARS,
+    Generate,
+    SampleState,
+    guarded_solve,
+    prompt_hash,
+)
 from toolbench.errors import UserError
-from toolbench.runner.engine import MAX_PREDICTION_CHARS, guarded_solve
 from toolbench.types import DEFAULT_MAX_TOKENS, GenerationRequest, Outcome, Sample, Status
 
 

@@ -91,8 +91,13 @@ class AwareTask(TaskBase):
 
     def with_options(self, options: Mapping[str, Any]) -> AwareTask:
         task: AwareTask = super().with_options(options)
-        for key in ("dataset", "demos", "judge_labels", "encoder"):
-            value = getattr(task, key)
+        paths = {
+            "dataset": task.dataset,
+            "demos": task.demos,
+            "judge_labels": task.judge_labels,
+            "encoder": task.encoder,
+        }
+        for key, value in paths.items():
             if value is not None and not isinstance(value, str):
                 raise UserError(f"task aware option {key}: expected a path, got {value!r}")
         families = task.families
