@@ -29,10 +29,12 @@ import functools
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint
 from typing import TYPE_CHECKING
 
 from toolbench.errors import UserError
+from toolbench.plugins import installed
+from toolbench.plugins import where as where_of
 
 if TYPE_CHECKING:
     from toolbench.models.base import Model, ModelOptions
@@ -185,27 +187,12 @@ def all_models() -> list[KnownModel]:
 
 
 def _installed() -> dict[str, EntryPoint]:
-    """The ``toolbench.models`` entry points of installed distributions, by name; one taking
-    a built-in's name, or a name two distributions use, is a ``UserError``."""
-    found: dict[str, EntryPoint] = {}
-    for point in sorted(entry_points(group=GROUP), key=lambda p: p.name):
-        if point.name in _BY_NAME:
-            raise UserError(
-                f"{_where(point)}: a built-in model is called {point.name!r}; the installed "
-                "model needs another name (or uninstall the distribution)"
-            )
-        if point.name in found and found[point.name].value != point.value:
-            raise UserError(
-                f"{_where(point)}: model {point.name!r} is also registered by "
-                f"{_where(found[point.name])}; uninstall one of them"
-            )
-        found[point.name] = point
-    return found
+    return installed(GROUP, _BY_NAME, "model")
 
 
 @functools.cache
 def _from_entry_point(point: EntryPoint) -> KnownModel:
-    where = _where(point)
+    where = where_of(point)
     try:
         loaded = point.load()
     except Exception as exc:  # third-party code: any failure is that package's, named
@@ -248,10 +235,6 @@ def _from_entry_point(point: EntryPoint) -> KnownModel:
 
 def _dist(point: EntryPoint) -> str:
     return point.dist.name if point.dist is not None else "an unknown distribution"
-
-
-def _where(point: EntryPoint) -> str:
-    return f"entry point {point.name} = {point.value} ({GROUP}, distribution {_dist(point)})"
 
 
 # Factories of the built-in models whose constructors are not ``(argument, options)``.

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import functools
 import importlib
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint
 from typing import TYPE_CHECKING, Any
 
 from toolbench.errors import UserError, did_you_mean
+from toolbench.plugins import installed
+from toolbench.plugins import where as where_of
 
 if TYPE_CHECKING:
     from toolbench.core.task import Task
@@ -108,30 +110,14 @@ def _builtin(name: str) -> Task:
 
 
 def _installed() -> dict[str, EntryPoint]:
-    """The ``toolbench.tasks`` entry points of installed distributions, by name; one that
-    takes a built-in's name, or a name two distributions use, is a ``UserError``."""
-    found: dict[str, EntryPoint] = {}
-    for point in sorted(entry_points(group=GROUP), key=lambda p: p.name):
-        where = _where(point)
-        if point.name in BUILTIN:
-            raise UserError(
-                f"{where}: a built-in task is called {point.name!r}; the installed task needs "
-                "another name (or uninstall the distribution)"
-            )
-        if point.name in found and found[point.name].value != point.value:
-            raise UserError(
-                f"{where}: task {point.name!r} is also registered by "
-                f"{_where(found[point.name])}; uninstall one of them"
-            )
-        found[point.name] = point
-    return found
+    return installed(GROUP, BUILTIN, "task")
 
 
 @functools.cache
 def _from_entry_point(point: EntryPoint) -> Task:
     """Load an installed task: the entry point's object is a task, or a zero-argument
     callable (a class, a function) that returns one."""
-    where = _where(point)
+    where = where_of(point)
     try:
         loaded = point.load()
         task = loaded() if callable(loaded) and not _looks_like_task(loaded) else loaded
@@ -160,8 +146,3 @@ def _check_shape(value: Any, where: str) -> None:
             f"{where}: {type(value).__name__} is not a task (it lacks {', '.join(missing)}); "
             "subclass toolbench.core.TaskBase and give it the Task protocol's members"
         )
-
-
-def _where(point: EntryPoint) -> str:
-    dist = point.dist.name if point.dist is not None else "an unknown distribution"
-    return f"entry point {point.name} = {point.value} ({GROUP}, distribution {dist})"
