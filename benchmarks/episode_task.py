@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolbench.core.metrics import mean_metrics
 from toolbench.core.solve import Generate, SampleState
 from toolbench.core.task import LiveOptions, Resources, TaskBase, TaskData, TaskDefaults
 from toolbench.prompts.builder import Prompter
@@ -26,7 +27,7 @@ from toolbench.sandbox import SandboxError
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.tasks.home_search import TASK as HOME
 from toolbench.tasks.program_task import crash_outcome, sandbox_failure
-from toolbench.tasks.scoring import best_match, mean_metrics
+from toolbench.tasks.scoring import best_match
 from toolbench.types import GenerationRequest, Outcome, Sample, Status
 
 NAME = "home_episode"

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolbench.core.metrics import mean_metrics
 from toolbench.core.solve import Generate, SampleState
 from toolbench.core.task import LiveOptions, Resources, TaskBase, TaskData, TaskDefaults
 from toolbench.prompts.builder import Prompter
 from toolbench.sandbox.memo import ProgramRunner
-from toolbench.tasks.scoring import mean_metrics
 from toolbench.types import GenerationRequest, Outcome, Sample, Status, TaskContext
 
 COUNTER_TARGETS = (1, 4, 5, 7, 9, 2)

@@ -11,6 +11,7 @@ This package sits below every task and above the models, prompts and sandbox lay
 (``docs/architecture.md``), so a task imports it without importing the runner.
 """
 
+from toolbench.core.metrics import mean_metrics
 from toolbench.core.solve import CallRecord, Generate, SampleState, off_loop
 from toolbench.core.task import (
     LiveOptions,
@@ -53,5 +54,6 @@ __all__ = [
     "TaskData",
     "TaskDefaults",
     "TaskGenerator",
+    "mean_metrics",
     "off_loop",
 ]

@@ -17,6 +17,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Protocol
 
+from toolbench.core.metrics import mean_metrics
 from toolbench.core.solve import Generate, SampleState
 from toolbench.errors import UserError
 from toolbench.models.base import Model
@@ -224,6 +225,17 @@ class TaskBase:
     service: Any = None
     package_dir: Path | None = None
     model_notes_key: str | None = None
+    metrics: tuple[str, ...]
+
+    def versions(self) -> list[str]:
+        return ["v0"]
+
+    async def prepare(self, data: TaskData, sandbox: ProgramRunner) -> None:
+        """Nothing to execute before the run: the task's labels are its golds."""
+
+    def aggregate(self, outcomes: Sequence[Outcome]) -> dict[str, float]:
+        """Each metric's mean over the outcomes that count (``core.metrics``)."""
+        return mean_metrics(outcomes, self.metrics)
 
     def with_options(self, options: Mapping[str, Any]) -> Any:
         name = getattr(self, "name", type(self).__name__)

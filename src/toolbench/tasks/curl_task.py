@@ -23,6 +23,7 @@ from typing import Any
 
 from starlette.routing import Match
 
+from toolbench.core.metrics import mean_metrics
 from toolbench.core.solve import Generate, SampleState
 from toolbench.core.task import (
     LiveOptions,
@@ -44,7 +45,7 @@ from toolbench.tasks.http_exec import (
     response_view,
 )
 from toolbench.tasks.program_task import PROGRAM_METRICS, crash_outcome
-from toolbench.tasks.scoring import best_match, mean_metrics
+from toolbench.tasks.scoring import best_match
 from toolbench.tasks.service import SIMULATED_API_KEY, SimulatedService
 from toolbench.tasks.single_turn import QueryPrompt, solve_single_turn
 from toolbench.types import InfraError, Outcome, Sample, Status

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolbench.core.metrics import mean_metrics
 from toolbench.core.solve import Generate, SampleState
 from toolbench.core.task import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
 from toolbench.errors import UserError
@@ -24,7 +25,7 @@ from toolbench.sandbox import SandboxError
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.sandbox.world import WorldFactory
 from toolbench.tasks.folder import OfflineFolderTask, load_folder
-from toolbench.tasks.scoring import best_match, mean_metrics
+from toolbench.tasks.scoring import best_match
 from toolbench.tasks.single_turn import solve_single_turn
 from toolbench.tasks.tool_calling import ToolSet, first_tools_request, solve_with_tools
 from toolbench.types import GenerationRequest, Outcome, Sample, Status

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolbench.core.metrics import mean_metrics
 from toolbench.core.solve import Generate, SampleState
 from toolbench.core.task import (
     LiveOptions,
@@ -37,7 +38,6 @@ from toolbench.sandbox.memo import ProgramRunner
 from toolbench.sandbox.world import WorldFactory
 from toolbench.tasks.folder import load_folder, package_versions
 from toolbench.tasks.program_task import crash_outcome, sandbox_failure
-from toolbench.tasks.scoring import mean_metrics
 from toolbench.tasks.single_turn import QueryPrompt, solve_single_turn
 from toolbench.types import Outcome, Sample, Status
 

@@ -28,13 +28,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from toolbench.core.metrics import mean_metrics
 from toolbench.core.solve import Generate, SampleState
 from toolbench.core.task import LiveOptions, Resources, TaskData, TaskDefaults
 from toolbench.errors import UserError
 from toolbench.prompts.builder import PromptConfig, Prompter
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.tasks.folder import OfflineFolderTask, resolve_folder
-from toolbench.tasks.scoring import mean_metrics
 from toolbench.tasks.tabletop import lmp as runtime
 from toolbench.tasks.tabletop.session import LmpSession, baseline_reply
 from toolbench.types import GenerationRequest, Outcome, Sample, Status, TaskContext

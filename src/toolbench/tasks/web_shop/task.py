@@ -22,6 +22,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from toolbench.core.metrics import mean_metrics
 from toolbench.core.solve import Generate, SampleState
 from toolbench.core.task import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
 from toolbench.data.layout import digest_folder, read_docs
@@ -29,7 +30,6 @@ from toolbench.errors import UserError
 from toolbench.prompts.builder import Prompter
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.tasks.folder import OfflineFolderTask, resolve_folder
-from toolbench.tasks.scoring import mean_metrics
 from toolbench.tasks.web_shop import catalogue
 from toolbench.tasks.web_shop.expert import ideal_action
 from toolbench.tasks.web_shop.shopper import Shopper

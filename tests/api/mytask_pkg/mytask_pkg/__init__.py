@@ -1,7 +1,6 @@
 """mytask: say whether a number is even or odd; mymodel: a backend that knows."""
 
 from toolbench import core
-from toolbench.tasks.scoring import mean_metrics
 
 NUMBERS = {"a": 4, "b": 7, "c": 10}
 
@@ -12,18 +11,12 @@ class MyTask(core.TaskBase):
     metrics = ("success_rate", "even_rate")  # even_rate: this task's own metric
     defaults = core.TaskDefaults(max_tokens=4)
 
-    def versions(self):
-        return ["v0"]
-
     def load(self, version, data_dir, live=None):
         samples = [
             core.Sample(key, self.name, f"Is {n} even or odd?", labels=(("even", "odd")[n % 2],))
             for key, n in NUMBERS.items()
         ]
         return core.TaskData(self.name, version, samples, core.TaskContext((), ()), __name__, "v0")
-
-    async def prepare(self, data, sandbox):
-        return None  # nothing to execute before the run: the labels are the golds
 
     def first_request(self, data, sample, epoch, prompter):
         return core.GenerationRequest(prompt=f"{sample.query}\nAnswer: ", max_tokens=4)
@@ -34,9 +27,6 @@ class MyTask(core.TaskBase):
         right = state.prediction == state.sample.labels[0]
         even = 1.0 if state.prediction == "even" else 0.0
         return core.Outcome(core.Status.SCORED, right, {"even_rate": even})
-
-    def aggregate(self, outcomes):
-        return mean_metrics(outcomes, self.metrics)
 
 
 TASK = MyTask()
