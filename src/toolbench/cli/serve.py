@@ -52,20 +52,19 @@ def _app_accepting(service: Any, task: str, key: str) -> Any:
     """The service bound to one world that accepts ``key`` (and no other key)."""
     from toolbench.tasks.http_exec import bind_world
 
-    world_accepting = getattr(service, "world_accepting", None)
-    if world_accepting is None:
+    if not service.checks_api_key:
         raise UserError(f"--api-key: the {task} simulator checks no API key; drop the flag")
     if not key or not key.isprintable() or any(ch.isspace() for ch in key) or len(key) > 256:
         raise UserError(
             "--api-key: give 1 to 256 printable characters without spaces, e.g. --api-key abc123"
         )
-    world = world_accepting(key)
+    world = service.world_accepting(key)
     return bind_world(service.app, lambda: world)
 
 
 def _key_note(service: Any, key: str) -> str:
     """What the start line says about keys: the one accepted, or that none is checked."""
-    if getattr(service, "world_accepting", None) is None:
+    if not service.checks_api_key:
         return "no API key is checked"
     return f"API key: {key}"
 

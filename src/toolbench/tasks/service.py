@@ -35,3 +35,11 @@ class SimulatedService(Protocol):
     def snapshot(self, state: Any) -> Any:
         """The world's mutable state as JSON data (None for a stateless service)."""
         ...
+
+    #: Whether the simulator checks an API key (``toolbench serve --api-key`` needs one that does).
+    checks_api_key: bool
+
+    def world_accepting(self, key: str) -> Any:
+        """One world that accepts ``key`` and no other, for ``toolbench serve --api-key``;
+        only called when ``checks_api_key``."""
+        ...

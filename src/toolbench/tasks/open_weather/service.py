@@ -287,6 +287,7 @@ class OpenWeatherService:
 
     name = "open_weather"
     hosts = frozenset({HOST})
+    checks_api_key = True
 
     def __init__(self) -> None:
         self._app = build_app()

@@ -463,6 +463,11 @@ class CatApiService:
     def snapshot(self, state: Any) -> Any:
         return snapshot(state)
 
+    checks_api_key = False  # the simulator accepts any key (or none)
+
+    def world_accepting(self, key: str) -> CatWorld:
+        raise NotImplementedError("the Cat API simulator checks no key")
+
 
 SERVICE = CatApiService()
 
