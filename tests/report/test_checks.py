@@ -55,8 +55,10 @@ def test_isolation_line_and_warning_when_not_full(
     assert code == 0 and "isolation: full: namespaces, uid 65534, seccomp" in out
 
 
-def test_no_isolation_line_for_older_runs(cli: Callable[..., CliResult], tmp_path: Path) -> None:
-    code, out, _ = cli("report", str(make_run(tmp_path / "old")))
+def test_no_isolation_line_when_run_json_has_none(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    code, out, _ = cli("report", str(make_run(tmp_path / "plain")))
     assert code == 0 and "isolation:" not in out
 
 
@@ -110,14 +112,20 @@ def test_modified_log_is_refused_unless_allowed(
     assert json.loads(out)["log"][str(folder)]["state"] == "modified"
 
 
-def test_unchained_older_log_still_reports(cli: Callable[..., CliResult], tmp_path: Path) -> None:
-    folder = tmp_path / "old"
+def test_a_hand_made_log_without_log_chain_is_modified(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    folder = tmp_path / "hand"
     folder.mkdir()
     (folder / RUN_FILE).write_text(json.dumps({"status": "complete", "config": {"model": "m"}}))
     record = {"task": "home_search", "id": "0", "epoch": 0, "status": "scored", "success": True}
     (folder / SAMPLES_FILE).write_text(json.dumps(record) + "\n")
-    code, out, _ = cli("report", str(folder))
-    assert code == 0 and "log not chained (written by an older version)" in out
+    code, out, err = cli("report", str(folder))
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert f"{folder / SAMPLES_FILE}:1: the log was modified after it was written (run.json " in err
+    assert "has no log_chain: the chain was removed); report it anyway with --allow-modified" in err
+    code, out, _ = cli("report", "--allow-modified", str(folder))
+    assert code == 0 and "WARNING:" in out and "the chain was removed" in out
 
 
 def test_damaged_line_is_one_line_exit_2(cli: Callable[..., CliResult], tmp_path: Path) -> None:
@@ -129,17 +137,20 @@ def test_damaged_line_is_one_line_exit_2(cli: Callable[..., CliResult], tmp_path
     assert f"{folder / SAMPLES_FILE}:5: record is nested too deeply" in err
 
 
-def test_a_log_stripped_of_its_chain_is_refused_not_taken_for_an_older_one(
+RUN = ("run", "home_search", "--model", "baseline", "--limit", "4")
+
+
+def test_a_log_stripped_of_every_chain_field_is_modified(
     cli: Callable[..., CliResult], tmp_path: Path
 ) -> None:
-    """Every record's chain field and run.json's log_chain deleted, metrics forged: run.json
-    still shows a version that chains every log wrote it, so the log is modified."""
+    """Every record's chain field and run.json's log_chain, log_verified and progress deleted,
+    metrics forged: report refuses the log and resume is exit 2, each with one line."""
     folder = tmp_path / "run"
-    assert cli("run", "home_search", "--model", "baseline", "--limit", "4",
-               "--out", str(folder))[0] == 0  # fmt: skip
+    assert cli(*RUN, "--out", str(folder))[0] == 0
     info = json.loads((folder / RUN_FILE).read_text())
-    del info["log_chain"]
-    (folder / RUN_FILE).write_text(json.dumps(info))
+    stripped_info = {k: v for k, v in info.items()
+                     if k not in ("log_chain", "log_verified", "progress")}  # fmt: skip
+    (folder / RUN_FILE).write_text(json.dumps({**stripped_info, "status": "interrupted"}))
     stripped = []
     for line in (folder / SAMPLES_FILE).read_text().splitlines():
         record = json.loads(line)
@@ -147,37 +158,58 @@ def test_a_log_stripped_of_its_chain_is_refused_not_taken_for_an_older_one(
         record["success"] = True
         stripped.append(json.dumps(record))
     (folder / SAMPLES_FILE).write_text("\n".join(stripped) + "\n")
+    before = (folder / SAMPLES_FILE).read_bytes()
     code, out, err = cli("report", str(folder))
-    assert code == 2 and out == "" and "the chain was removed" in err
-    assert len(err.strip().splitlines()) == 1
-    code, _, err = cli("run", "home_search", "--model", "baseline", "--limit", "4",
-                       "--out", str(folder))  # fmt: skip
-    assert code == 2 and "the chain was removed" in err and "the run folder was modified" in err
-    for marker in ("log_verified", "progress"):  # either field alone gives it away
-        kept = {k: v for k, v in info.items() if k not in ("log_verified", "progress")}
-        (folder / RUN_FILE).write_text(json.dumps({**kept, marker: info[marker]}))
-        assert "the chain was removed" in cli("report", str(folder))[2]
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "samples.jsonl:1: the log was modified" in err and "the chain was removed" in err
+    code, out, err = cli(*RUN, "--out", str(folder))
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert f"{folder / SAMPLES_FILE}:1: the log was modified after it was written (run.json " in err
+    assert "has no log_chain: the chain was removed); its results cannot be trusted" in err
+    assert "start a new run (another --out)" in err
+    assert (folder / SAMPLES_FILE).read_bytes() == before  # nothing appended to a modified log
 
 
-def test_an_older_log_resumed_now_stays_unchained_and_reports(
+def test_a_run_killed_before_its_first_record_resumes(
+    cli: Callable[..., CliResult], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The folder as a kill -9 leaves it right after the run's first write of run.json (no
+    record yet): the same command resumes it, on a chain that verifies."""
+    folder = tmp_path / "run"
+    first: list[str] = []
+    real_write_info = RunStore.write_info
+
+    def write_info(self: RunStore, info: dict[str, Any]) -> None:
+        real_write_info(self, info)
+        if not first:
+            first.append((folder / RUN_FILE).read_text())
+
+    monkeypatch.setattr(RunStore, "write_info", write_info)
+    assert cli(*RUN, "--out", str(folder))[0] == 0
+    monkeypatch.undo()
+    (folder / SAMPLES_FILE).unlink()
+    (folder / RUN_FILE).write_text(first[0])
+    assert json.loads(first[0])["status"] == "running"
+    assert json.loads(first[0])["log_chain"]["records"] == 0
+    code, out, err = cli(*RUN, "--out", str(folder))
+    assert code == 0, err
+    code, out, _ = cli("report", str(folder))
+    assert code == 0 and "log verified (4 records)" in out and "status: complete, 4 of 4" in out
+
+
+def test_an_empty_log_beside_a_run_json_without_chain_fields_resumes_as_new(
     cli: Callable[..., CliResult], tmp_path: Path
 ) -> None:
-    """A log begun before chains existed, continued by this version: run.json says so outright
-    (log_chain names it unchained), and report reads it as an older log, not a stripped one."""
-    folder = tmp_path / "old"
-    assert cli("run", "home_search", "--model", "baseline", "--limit", "4",
-               "--out", str(folder))[0] == 0  # fmt: skip
-    lines = (folder / SAMPLES_FILE).read_text().splitlines()
-    old = [json.dumps({k: v for k, v in json.loads(line).items() if k != "chain"})
-           for line in lines[:2]]  # fmt: skip
-    (folder / SAMPLES_FILE).write_text("\n".join(old) + "\n")
+    """A run.json made by hand (no log_chain, log_verified or progress) and no records: nothing
+    was chained, so the run starts its log afresh."""
+    folder = tmp_path / "run"
+    assert cli(*RUN, "--out", str(folder))[0] == 0
     info = json.loads((folder / RUN_FILE).read_text())
-    legacy = {k: v for k, v in info.items() if k not in ("log_chain", "log_verified", "progress")}
-    (folder / RUN_FILE).write_text(json.dumps({**legacy, "status": "interrupted"}))
-    code, out, err = cli("run", "home_search", "--model", "baseline", "--limit", "4",
-                         "--out", str(folder))  # fmt: skip
+    kept = {k: v for k, v in info.items() if k not in ("log_chain", "log_verified", "progress")}
+    (folder / RUN_FILE).write_text(json.dumps({**kept, "status": "interrupted"}))
+    (folder / SAMPLES_FILE).write_text("")
+    code, out, err = cli(*RUN, "--out", str(folder))
     assert code == 0, err
-    assert json.loads((folder / RUN_FILE).read_text())["log_chain"].startswith("none:")
+    assert json.loads((folder / RUN_FILE).read_text())["log_chain"]["records"] == 4
     code, out, _ = cli("report", str(folder))
-    assert code == 0 and "log not chained (written by an older version)" in out
-    assert "status: complete, 4 of 4" in out
+    assert code == 0 and "log verified (4 records)" in out and "status: complete, 4 of 4" in out

@@ -15,7 +15,6 @@ from toolbench.runner.store import (
     ATTEMPTS_FILE,
     RUN_FILE,
     SAMPLES_FILE,
-    UNCHAINED_LOG,
     DamagedRecord,
     RunStore,
     load_log,
@@ -230,21 +229,65 @@ def test_resume_refuses_a_modified_log(tmp_path: Path) -> None:
         RunStore(tmp_path).prepare_resume()
 
 
-def test_logs_from_older_versions_are_unchained_and_stay_so(tmp_path: Path) -> None:
-    (tmp_path / RUN_FILE).write_text(json.dumps({"fingerprint": "f", "status": "interrupted"}))
-    write_lines(tmp_path, [json.dumps(_record("0")), json.dumps(_record("1", "infra_error"))])
+@pytest.mark.parametrize("chained", [True, False])
+def test_records_without_a_log_chain_in_run_json_are_modified(
+    tmp_path: Path, chained: bool
+) -> None:
+    """Every run.json a run writes carries log_chain, so records beside a run.json without one
+    (their chain fields kept or stripped too) are a modified log, on report and on resume."""
+    finished_run(tmp_path, ["scored", "model_error"], "interrupted")
+    info = read_run_info(tmp_path)
+    (tmp_path / RUN_FILE).write_text(json.dumps({"fingerprint": "f", "status": info["status"]}))
+    if not chained:
+        stripped = [{k: v for k, v in json.loads(line).items() if k != "chain"}
+                    for line in lines(tmp_path)]  # fmt: skip
+        write_lines(tmp_path, [json.dumps(record) for record in stripped])
     result = check(tmp_path)
-    assert result.state == "unchained"
-    assert "log not chained (written by an older version)" in result.describe("x")
+    assert (result.state, result.line, result.reason) == ("modified", 1, chain.NO_ANCHOR)
+    assert "run.json has no log_chain: the chain was removed" in result.describe("x")
+    before = (tmp_path / SAMPLES_FILE).read_bytes()
+    with pytest.raises(UserError, match=r"samples.jsonl:1: .*no log_chain.*start a new run"):
+        RunStore(tmp_path).prepare_resume()
+    assert (tmp_path / SAMPLES_FILE).read_bytes() == before
+
+
+@pytest.mark.parametrize("empty_log", [True, False])
+def test_a_run_killed_before_its_first_record_resumes(tmp_path: Path, empty_log: bool) -> None:
     store = RunStore(tmp_path)
-    store.prepare_resume()
-    store.write_info({"fingerprint": "f", "status": "running"})
-    store.append(_record("1"))
+    store.write_info({"fingerprint": "f", "status": "running"})  # then kill -9
     store.close()
-    assert "chain" not in lines(tmp_path)[-1]
-    # run.json says outright that the log is unchained (a missing log_chain would not say it).
-    assert read_run_info(tmp_path)[chain.ANCHOR_KEY] == UNCHAINED_LOG
-    assert store.verify().state == "unchained" and check(tmp_path).state == "unchained"
+    if empty_log:
+        (tmp_path / SAMPLES_FILE).write_bytes(b"")
+    anchor = read_run_info(tmp_path)[chain.ANCHOR_KEY]
+    assert anchor["records"] == 0 and anchor["head"] == anchor["seed"]
+    assert check(tmp_path).ok and check(tmp_path).records == 0
+    store = RunStore(tmp_path)
+    assert store.prepare_resume() == {}
+    store.write_info({"fingerprint": "f", "status": "running"})
+    store.append(_record("0"))
+    store.close()
+    store.write_info({"fingerprint": "f", "status": "complete"})
+    assert store.verify().ok and check(tmp_path).ok and check(tmp_path).records == 1
+    assert read_run_info(tmp_path)[chain.ANCHOR_KEY]["seed"] == anchor["seed"]
+
+
+@pytest.mark.parametrize("empty_log", [True, False])
+def test_an_empty_log_beside_a_hand_made_run_json_resumes_as_new(
+    tmp_path: Path, empty_log: bool
+) -> None:
+    (tmp_path / RUN_FILE).write_text(json.dumps({"fingerprint": "f", "status": "interrupted"}))
+    if empty_log:
+        (tmp_path / SAMPLES_FILE).write_bytes(b"")
+    assert check(tmp_path).ok and check(tmp_path).records == 0
+    store = RunStore(tmp_path)
+    store.check_fingerprint("f")
+    assert store.prepare_resume() == {}
+    store.write_info({"fingerprint": "f", "status": "running"})
+    assert read_run_info(tmp_path)[chain.ANCHOR_KEY]["records"] == 0  # a fresh chain
+    store.append(_record("0"))
+    store.close()
+    store.write_info({"fingerprint": "f", "status": "complete"})
+    assert store.verify().ok and check(tmp_path).ok and check(tmp_path).records == 1
 
 
 def test_a_chained_log_whose_anchor_was_removed_is_modified(tmp_path: Path) -> None:

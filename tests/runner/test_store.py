@@ -20,9 +20,20 @@ def test_append_is_flushed_immediately(tmp_path: Path) -> None:
     store.close()
 
 
+def _written(folder: Path, records: list[dict]) -> None:
+    """A run folder as a run killed after appending ``records`` leaves it."""
+    store = RunStore(folder)
+    store.write_info({"fingerprint": "abc", "status": "running"})
+    for record in records:
+        store.append(record)
+    store.close()
+
+
 def test_torn_last_line_is_cut_on_resume(tmp_path: Path) -> None:
     path = tmp_path / SAMPLES_FILE
-    path.write_text(json.dumps(_record("0")) + "\n" + '{"task": "t", "id": "1", "ep')
+    _written(tmp_path, [_record("0")])
+    with path.open("a") as handle:
+        handle.write('{"task": "t", "id": "1", "ep')
     store = RunStore(tmp_path)
     done = store.prepare_resume()
     assert list(done) == [("t", "0", 0)]
@@ -33,9 +44,7 @@ def test_torn_last_line_is_cut_on_resume(tmp_path: Path) -> None:
 
 
 def test_infra_errors_are_moved_aside_for_retry(tmp_path: Path) -> None:
-    path = tmp_path / SAMPLES_FILE
-    lines = [_record("0"), _record("1", "infra_error"), _record("2", "model_error")]
-    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    _written(tmp_path, [_record("0"), _record("1", "infra_error"), _record("2", "model_error")])
     done = RunStore(tmp_path).prepare_resume()
     assert set(done) == {("t", "0", 0), ("t", "2", 0)}
     assert [r["id"] for r in read_records(tmp_path)] == ["0", "2"]
@@ -127,3 +136,22 @@ def test_a_log_line_reads_as_json_loads_reads_it(tmp_path: Path, line: bytes) ->
     if store_module.record_problem(expected) if expected is not None else False:
         expected = None
     assert got == expected
+
+
+def test_reading_allows_exactly_the_longest_line_writing_produces(tmp_path: Path) -> None:
+    """A record is bounded to leave room for its chain field, so a written line (newline not
+    counted) is at most MAX_RECORD_BYTES; reading refuses anything longer."""
+    from toolbench.core.bounded import MAX_RECORD_BYTES
+    from toolbench.runner import chain
+    from toolbench.runner import store as store_module
+
+    widest = '{"p": "' + "x" * (MAX_RECORD_BYTES - chain.CHAIN_RESERVE - 9) + '"}'
+    assert len(widest) == MAX_RECORD_BYTES - chain.CHAIN_RESERVE
+    assert len(chain.chained(widest, chain.new_seed())[0]) <= MAX_RECORD_BYTES
+    head = b'{"task": "t", "id": "0", "epoch": 0, "status": "scored", "p": "'
+    line = head + b"x" * (MAX_RECORD_BYTES - len(head) - 2) + b'"}'
+    assert len(line) == MAX_RECORD_BYTES
+    path = tmp_path / SAMPLES_FILE
+    assert store_module.parse_line(path, 1, line)["id"] == "0"
+    with pytest.raises(UserError, match=r"samples\.jsonl:1: record of 1000001 bytes is over"):
+        store_module.parse_line(path, 1, line[:-2] + b'x"}')

@@ -33,7 +33,10 @@ _SUFFIX_LEN = len(_MARK) + 64 + 2
 # Room a record line keeps for its chain field.
 CHAIN_RESERVE = _SUFFIX_LEN + 16
 
-VERIFIED, UNCHAINED, MODIFIED = "verified", "unchained", "modified"
+VERIFIED, MODIFIED = "verified", "modified"
+# Why a log with records but no anchor in run.json is modified: every run.json a run writes
+# carries one, so only an edit can have taken it away.
+NO_ANCHOR = "run.json has no log_chain: the chain was removed"
 
 
 def new_seed() -> str:
@@ -119,8 +122,8 @@ def _count(value: Any) -> int | None:
 
 @dataclass(frozen=True)
 class LogCheck:
-    """The result of checking a log: ``verified``, ``unchained`` (written before chains
-    existed) or ``modified`` (``line`` is the first line that does not check out)."""
+    """The result of checking a log: ``verified`` or ``modified`` (``line`` is the first line
+    that does not check out)."""
 
     state: str
     line: int = 0
@@ -135,22 +138,20 @@ class LogCheck:
     def describe(self, path: object) -> str:
         if self.state == MODIFIED:
             return f"{path}:{self.line}: the log was modified after it was written ({self.reason})"
-        if self.state == UNCHAINED:
-            return f"{path}: log not chained (written by an older version)"
         return f"{path}: log verified ({self.records} records)"
 
 
 def check_chain(lines: Iterable[tuple[int, bytes]], anchor: Anchor | None, exact: bool) -> LogCheck:
-    """Check (line number, line bytes) pairs against ``anchor``.
+    """Check (line number, line bytes) pairs against ``anchor`` (None: run.json has none).
 
     ``exact``: the log must end at the anchor (a finished run); otherwise it may continue past
-    it (a run killed mid-session appends records that its run.json has not counted yet).
+    it (a run killed mid-session appends records that its run.json has not counted yet). With
+    no anchor, an empty log checks out (nothing was written to chain) and any record is
+    ``modified``.
     """
     if anchor is None:
-        for number, raw in lines:
-            if split_chain(raw) is not None:
-                return _modified(number, "records are chained but run.json has no log_chain")
-        return LogCheck(UNCHAINED)
+        first = next(iter(lines), None)
+        return LogCheck(VERIFIED) if first is None else _modified(first[0], NO_ANCHOR)
     ends = [(anchor.records, anchor.head)]
     if anchor.pending is not None:
         ends.append((anchor.pending[1], anchor.pending[0]))

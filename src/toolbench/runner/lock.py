@@ -113,7 +113,7 @@ def holder_of(folder: Path) -> Holder | None:
     try:
         fd = os.open(folder / LOCK_FILE, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
     except OSError:
-        return None  # no lock file: never run by a version that locks, or not a folder
+        return None  # no lock file (no run ever claimed this folder) or not a folder: none holds it
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)

@@ -38,8 +38,9 @@ from toolbench.runner.lock import FolderLock
 RUN_FILE = "run.json"
 SAMPLES_FILE = "samples.jsonl"
 ATTEMPTS_FILE = "attempts.jsonl"
-# Older versions did not cap records, so reading allows more than writing produces.
-MAX_READ_LINE_BYTES = 4 * MAX_RECORD_BYTES
+# ``record_line`` keeps every line it writes (chain field included, newline not counted) within
+# MAX_RECORD_BYTES, so a longer line was not written by a run.
+MAX_READ_LINE_BYTES = MAX_RECORD_BYTES
 STATUSES = ("scored", "model_error", "infra_error")
 
 Key = tuple[str, str, int]  # (task, sample id, epoch)
@@ -52,7 +53,7 @@ class LogLine(NamedTuple):
 
 
 class DamagedRecord(UserError):
-    """A line of the log that no version of toolbench wrote (or that was cut or altered)."""
+    """A line of the log that toolbench did not write as it reads (cut, altered or foreign)."""
 
     def __init__(self, path: Path, line: int, reason: str) -> None:
         super().__init__(f"{path}:{line}: {reason}")
@@ -90,14 +91,14 @@ def read_run_info(folder: Path) -> dict[str, Any]:
 def read_records(folder: Path) -> list[dict[str, Any]]:
     """All complete records of a run (without their chain field); a torn last line (from a
     kill) is ignored; a damaged line is a ``DamagedRecord`` naming file:line."""
-    return [_unchained(line.record) for line in read_log(folder / SAMPLES_FILE)]
+    return [_without_chain(line.record) for line in read_log(folder / SAMPLES_FILE)]
 
 
 def load_log(folder: Path, info: dict[str, Any]) -> tuple[list[dict[str, Any]], LogCheck]:
     """A finished or interrupted run's records, and whether its log checks out against the
     anchor in ``info`` (its run.json). For ``report``: reads the log once."""
     lines = read_log(folder / SAMPLES_FILE)
-    records = [_unchained(line.record) for line in lines]
+    records = [_without_chain(line.record) for line in lines]
     anchor, problem = anchor_of(info)
     if problem:
         return records, LogCheck(MODIFIED, line=1, reason=problem)
@@ -105,25 +106,11 @@ def load_log(folder: Path, info: dict[str, Any]) -> tuple[list[dict[str, Any]], 
     return records, check_chain(_numbered(lines), anchor, exact=exact)
 
 
-# run.json's log_chain for a log begun by a version without checksum chains: said outright, so
-# that a run.json with no log_chain at all can be known to have lost it.
-UNCHAINED_LOG = "none: the log was begun by a version without checksum chains"
-
-
 def anchor_of(info: dict[str, Any]) -> tuple[Anchor | None, str | None]:
-    """run.json's chain anchor (None for a log begun before chains existed), and what is wrong
-    when run.json was modified: a malformed log_chain, or none at all where run.json shows a
-    version that chains every log wrote it (it says its log was verified, or it records
-    progress). Deleting every chain field must not pass for an older version's log."""
+    """run.json's chain anchor (None where it has no log_chain: ``check_chain`` then finds any
+    record modified), and what is wrong when its log_chain is malformed."""
     raw = info.get(ANCHOR_KEY)
-    if raw == UNCHAINED_LOG:
-        return None, None
     if raw is None:
-        if info.get("log_verified") is True or "progress" in info:
-            return None, (
-                f"{RUN_FILE} has no log_chain, yet a version that chains every log wrote it "
-                "(it records log_verified or progress): the chain was removed"
-            )
         return None, None
     anchor = Anchor.from_json(raw)
     return (anchor, None) if anchor is not None else (None, f"{RUN_FILE} log_chain is malformed")
@@ -137,7 +124,7 @@ def _numbered(lines: list[LogLine]) -> list[tuple[int, bytes]]:
     return [(line.number, line.raw) for line in lines]
 
 
-def _unchained(record: dict[str, Any]) -> dict[str, Any]:
+def _without_chain(record: dict[str, Any]) -> dict[str, Any]:
     if CHAIN_FIELD not in record:
         return record
     return {k: v for k, v in record.items() if k != CHAIN_FIELD}
@@ -215,8 +202,7 @@ class RunStore:
         self.folder = folder
         self._lock = FolderLock(folder)
         self._handle: Any = None
-        self._loaded = False
-        self._anchor: Anchor | None = None  # None once loaded: an unchained (older) log
+        self._anchor: Anchor | None = None  # the log's chain, once loaded (``_chain``)
 
     @property
     def run_file(self) -> Path:
@@ -268,11 +254,11 @@ class RunStore:
         if end != len(data):
             with path.open("r+b") as handle:
                 handle.truncate(end)
-        self._loaded, self._anchor = True, self._load_anchor()
+        self._anchor = self._load_anchor()
         done: dict[Key, dict[str, Any]] = {}
         retry: list[dict[str, Any]] = []
         for line in read_log(path):
-            record = _unchained(line.record)
+            record = _without_chain(line.record)
             if record.get("status") == "infra_error":
                 retry.append(record)
             else:
@@ -284,9 +270,10 @@ class RunStore:
             self._rewrite(list(done.values()))
         return done
 
-    def _load_anchor(self) -> Anchor | None:
+    def _load_anchor(self) -> Anchor:
         """The chain to continue: the anchor in run.json, after checking the log against it;
-        a fresh one for a new log; None for a log written before chains existed."""
+        a fresh one for an empty log whose run.json has none (a new run). A log with records
+        and no anchor is refused as modified."""
         info = read_run_info(self.folder) if self.exists() else {}
         lines = read_log(self.samples_file)
         anchor, problem = anchor_of(info)
@@ -295,62 +282,55 @@ class RunStore:
         if anchor is None and not lines:
             return Anchor.fresh()
         check = check_chain(_numbered(lines), anchor, exact=info.get("status") != "running")
-        if check.state == MODIFIED:
+        if anchor is None or check.state == MODIFIED:  # records without an anchor: modified
             raise UserError(
                 f"{check.describe(self.samples_file)}; its results cannot be trusted or "
                 "continued: start a new run (another --out)"
             )
-        return None if anchor is None else Anchor(anchor.seed, check.head, check.records)
+        return Anchor(anchor.seed, check.head, check.records)
 
     def _rewrite(self, records: list[dict[str, Any]]) -> None:
         """Replace the log with ``records``, re-chained from the seed, atomically. run.json
         names the new head as ``pending`` first, so a kill between the two writes leaves a log
         that still checks out against run.json."""
-        before = self._anchor
-        if before is not None:
-            self._anchor = Anchor(before.seed, before.seed, 0)
+        before = self._chain()
+        self._anchor = Anchor(before.seed, before.seed, 0)
         lines = []
         for record in records:
             line, self._anchor = self._line(record)
             lines.append(line)
-        after = self._anchor
-        if before is not None and after is not None:
-            pending = (after.head, after.records)
-            self._write_anchor(Anchor(before.seed, before.head, before.records, pending))
+        after = self._chain()
+        pending = (after.head, after.records)
+        self._write_anchor(Anchor(before.seed, before.head, before.records, pending))
         kept = self.folder / f".{SAMPLES_FILE}.tmp"
         with kept.open("w", encoding="utf-8") as handle:
             handle.writelines(line + "\n" for line in lines)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(kept, self.samples_file)
-        if after is not None:
-            self._write_anchor(after)
+        self._write_anchor(after)
 
     def _write_anchor(self, anchor: Anchor) -> None:
         if self.exists():
             write_json_atomic(self.run_file, {**read_run_info(self.folder), **_anchor(anchor)})
 
-    def _chain(self) -> Anchor | None:
-        if not self._loaded:
-            self._loaded, self._anchor = True, self._load_anchor()
+    def _chain(self) -> Anchor:
+        if self._anchor is None:
+            self._anchor = self._load_anchor()
         return self._anchor
 
-    def _line(self, record: dict[str, Any]) -> tuple[str, Anchor | None]:
+    def _line(self, record: dict[str, Any]) -> tuple[str, Anchor]:
         """The line for ``record`` (bounded, chained to the line before it) and the anchor
         once it is written; the caller moves the head only after the write succeeded."""
         anchor = self._chain()
-        record = _unchained(record)  # a chain field is the writer's, and always last
-        if anchor is None:
-            return record_line(record)[1], None
+        record = _without_chain(record)  # a chain field is the writer's, and always last
         line, value = chained(record_line(record, CHAIN_RESERVE)[1], anchor.head)
         return line, Anchor(anchor.seed, value, anchor.records + 1)
 
     def write_info(self, info: dict[str, Any]) -> None:
         """Write run.json; it always carries the log's current anchor (the chain's head)."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        anchor = self._chain()
-        chain = _anchor(anchor) if anchor else {ANCHOR_KEY: UNCHAINED_LOG}
-        write_json_atomic(self.run_file, {**info, **chain})
+        write_json_atomic(self.run_file, {**info, **_anchor(self._chain())})
 
     def append(self, record: dict[str, Any]) -> None:
         """Append one record, bounded and chained, flushed at once (a kill keeps it)."""
@@ -380,7 +360,7 @@ class RunStore:
         ``verify()``'s check of the same bytes: the end of a run reads its log once, not
         twice (parsing every record again cost as much as writing it)."""
         lines = read_log(self.samples_file)
-        return [_unchained(line.record) for line in lines], self.verify(lines)
+        return [_without_chain(line.record) for line in lines], self.verify(lines)
 
     def close(self) -> None:
         if self._handle is not None:
