@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolbench.aware.manipulate.rewrite_prompt import (
+from toolbench.aware.manipulate.rewrite_parse import (
     MAX_REPLY_CHARS,
     RewriteReply,
     parse_rewrite,

@@ -13,6 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.fakeserver import FakeOpenAIServer
+from toolbench.aware.manipulate.call_values import CallValue, gold_call_values, mentions
+from toolbench.aware.manipulate.removal_checks import auto_rejections
+from toolbench.aware.manipulate.rewrite_parse import parse_rewrite
 from toolbench.aware.manipulate.rewrite_prompt import (
     DEMONSTRATIONS,
     SYSTEM_PROMPT,
@@ -21,11 +24,6 @@ from toolbench.aware.manipulate.rewrite_prompt import (
 from toolbench.aware.manipulate.utterance_removal import (
     MAX_TOKENS,
     TASK,
-    CallValue,
-    auto_rejections,
-    gold_call_values,
-    mentions,
-    parse_rewrite,
     remove_utterances,
     rewrite_request,
     twin_from_reply,

@@ -5,10 +5,10 @@ The reply is only ever handed to ``json`` and to string operations of our own, n
 object) so that a huge or adversarial reply costs bounded time. Split from ``rewrite_prompt``
 so that the prompt texts and the reader can each be read (and grow) on their own.
 
-The prompt asks for the JSON answer *first* and a short explanation after it, because a long
-reasoning chain cut by the token budget used to lose the answer entirely; older replies with
-reasoning first and the answer last read just as well. Either way the reasoning is the text
-around the answer.
+The prompt asks for the JSON answer *first* and a short explanation after it, so that a reply
+cut by the token budget loses explanation, not answer. Models do not always obey: a reply that
+reasons first and answers last is read just as well, since the reply is model output and the
+answer can be anywhere in it. Either way the reasoning is the text around the answer.
 """
 
 from __future__ import annotations
@@ -304,8 +304,8 @@ def _plain_answer(text: str) -> _Found | None:
 
 
 def _reasoning(text: str, start: int, end: int) -> str:
-    """The text around the answer, without the fence that held it: the explanation may come
-    before the answer (older prompt) or after it (the current one)."""
+    """The text around the answer, without the fence that held it: the prompt asks for the
+    explanation after the answer, but a model may write it before (or both)."""
     before = re.sub(r"```[a-zA-Z]*\s*$", "", text[:start].rstrip()).strip()
     after = re.sub(r"^\s*```", "", text[end:]).strip()
     return "\n\n".join(part for part in (before, after) if part)

@@ -3,16 +3,15 @@
 Utterance removal asks a model to rewrite one user turn so that something a call needs is no
 longer said. The prompt shows what the model needs to judge that (the offered APIs with their
 JSON-schema parameters, the dialogue with its user turns numbered, the gold call the dialogue
-supports now) and asks for one JSON object first and a short explanation after it: a long
-reasoning chain written first was once cut by the token budget before the answer came.
+supports now) and asks for one JSON object first and a short explanation after it, so that a
+reply cut by the token budget loses explanation, not the answer.
 
 The demonstrations are ``Instance`` objects rendered by the same code as the real input, so the
 model sees exactly one format, and the tests can run the automatic checks on every demonstration
 answer: a demonstration the checks would reject would teach the model the wrong thing.
 
-The reply is hostile input; ``rewrite_parse`` reads it (bounded, never ``eval``) and its
-names are re-exported here. The "unclear request" kind of removal has its own prompt in
-``unclear_prompt``.
+The reply is hostile input; ``rewrite_parse`` reads it (bounded, never ``eval``). The
+"unclear request" kind of removal has its own prompt in ``unclear_prompt``.
 """
 
 from __future__ import annotations
@@ -21,9 +20,6 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from toolbench.aware.manipulate.rewrite_parse import MAX_REPLY_CHARS as MAX_REPLY_CHARS
-from toolbench.aware.manipulate.rewrite_parse import RewriteReply as RewriteReply
-from toolbench.aware.manipulate.rewrite_parse import parse_rewrite as parse_rewrite
 from toolbench.aware.schema import ApiSpec, Instance, Provenance, Turn, complete_instance
 
 #: The JSON keys the model must answer with.

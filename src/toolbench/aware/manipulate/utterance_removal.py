@@ -21,9 +21,9 @@ have (``ModelOutputError``) never become instances: they are listed in ``Removal
 so a rerun fills them in, and with the response cache a rerun repeats no successful call.
 
 Two kinds of removal (``RemovalKind``, chosen per run, recorded as ``removal_kind`` in every
-twin's provenance notes): ``missing_argument`` (the default and the original behaviour: a clear
-request with a needed value gone; prompt in ``rewrite_prompt``) and ``unclear_request`` (the
-details stay but the user no longer says what they want done; prompt in ``unclear_prompt``).
+twin's provenance notes): ``missing_argument`` (the default: a clear request with a needed
+value gone; prompt in ``rewrite_prompt``) and ``unclear_request`` (the details stay but the
+user no longer says what they want done; prompt in ``unclear_prompt``).
 
 Sources without gold calls (ToolBench/StableToolBench instances carry only the relevant API
 names) cannot have ``values_still_present`` checked: there are no argument values to look
@@ -45,12 +45,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolbench.aware.manipulate.call_values import (
-    CallValue,
-    gold_call_values,
-    mentions,
-    norm_text,
-)
+from toolbench.aware.manipulate.call_values import gold_call_values, norm_text
 from toolbench.aware.manipulate.removal_checks import (
     REMOVAL_KINDS,
     RemovalKind,
@@ -59,7 +54,7 @@ from toolbench.aware.manipulate.removal_checks import (
     value_changes,
 )
 from toolbench.aware.manipulate.rewrite_parse import RewriteReply, parse_rewrite
-from toolbench.aware.manipulate.rewrite_prompt import DEMONSTRATIONS, rewrite_messages
+from toolbench.aware.manipulate.rewrite_prompt import rewrite_messages
 from toolbench.aware.manipulate.twin import incomplete_twin
 from toolbench.aware.manipulate.unclear_prompt import unclear_messages
 from toolbench.aware.review_reasons import AUTO_NOTES
@@ -68,31 +63,11 @@ from toolbench.errors import UserError, did_you_mean
 from toolbench.models.base import Model, ModelOutputError
 from toolbench.types import GenerationRequest, InfraError, Sample
 
-__all__ = [
-    "DEMONSTRATIONS",
-    "MANIPULATION",
-    "REMOVAL_KINDS",
-    "TASK",
-    "CallValue",
-    "RemovalKind",
-    "RemovalResult",
-    "RewriteReply",
-    "auto_rejections",
-    "gold_call_values",
-    "mentions",
-    "parse_removal_kind",
-    "parse_rewrite",
-    "remove_utterances",
-    "rewrite_messages",
-    "rewrite_request",
-    "twin_from_reply",
-]
-
 MANIPULATION: Manipulation = "utterance_removal"
 #: The ``Sample.task`` of every request: a ``replay:FILE`` model can be keyed on it.
 TASK = "aware-utterance-removal"
-#: Room for the JSON answer and the explanation after it. 700 once cut a long reasoning chain
-#: (then written first) before the answer; the answer now comes first, and this is headroom.
+#: Room for the JSON answer and the explanation after it, and headroom for a model that
+#: reasons first anyway: a reply cut by the budget before its answer is lost.
 MAX_TOKENS = 2048
 #: How much of the model's reasoning, and of an unreadable reply, provenance keeps.
 REASONING_LIMIT = 2000
