@@ -95,8 +95,9 @@ class GenerationRequest:
         """The parts of the request that can change a real model's answer.
 
         The epoch is part of it: each epoch is a fresh draw from the model, not a cache hit.
-        ``tools`` appears only when set, so requests without tools keep the keys they had
-        before tools existed.
+        ``tools`` enters the key only when set, as it enters the API request only then: a
+        request's key depends only on what it sends, and one that sends no tools has no
+        ``tools`` in its key.
         """
         payload: dict[str, Any] = {
             "epoch": self.epoch,

@@ -76,10 +76,11 @@ class ReplayModel:
 
     Lookup is most specific first: (task, id, epoch), (task, id), (id, epoch), (id), each with
     the request's step. A line without ``step`` answers the ``answer`` step (one-call tasks);
-    a line whose id is ``<id>#<step>`` answers that step of ``<id>``. So a
-    file written for one task and one epoch works everywhere, and a file with per-task,
-    per-epoch or per-step predictions is used precisely. Several lines with one key are
-    reported by ``check`` (the last one is used).
+    a line whose id is ``<id>#<step>`` answers that step of ``<id>``, so plain
+    ``{"id", "prediction"}`` lines can script every step. A file written for one task and one
+    epoch thus works everywhere, and a file with per-task, per-epoch or per-step predictions is
+    used precisely. Several lines with one key are reported by ``check`` (the last one is
+    used).
     """
 
     cacheable = False
@@ -113,9 +114,9 @@ class ReplayModel:
     ) -> str | None:
         steps: list[tuple[str, str | None]] = [(sample_id, step)]
         if step == DEFAULT_STEP:
-            steps.append((sample_id, None))
+            steps.append((sample_id, None))  # a line without "step"
         else:
-            steps.append((f"{sample_id}#{step}", None))
+            steps.append((f"{sample_id}#{step}", None))  # an "<id>#<step>" line
         for ident, wanted in steps:
             for key in (
                 (task, ident, epoch, wanted),
@@ -156,7 +157,7 @@ def check_replay(
     for task, ident, _, _ in model.replay_keys():
         if task is not None and task not in known:
             continue
-        sample_id = ident.partition("#")[0] if "#" in ident else ident
+        sample_id = ident.partition("#")[0] if "#" in ident else ident  # "<id>#<step>" ids
         tasks = [task] if task is not None else list(known)
         hits = [t for t in tasks if sample_id in known[t] or ident in known[t]]
         unknown += not hits

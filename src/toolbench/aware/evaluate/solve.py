@@ -4,11 +4,11 @@ An item is one sample of the awareness task; its model calls are steps of it: ``
 decisive question), then for ``explain`` items ``explain`` and the judge's ``judge`` (the
 ``judge`` role's model, recorded as that role). Requests carry ``Sample(id=item id,
 labels=(ideal reply,))`` so the built-in ``oracle`` answers each step perfectly and
-``replay:FILE`` can script any step (by ``"step"``, or the ids ``<id>#explain`` /
-``<id>#judge``). The floors get ``fields["aware"]``: the kind of reply wanted and the API
-names, never the label. Model replies are only ever parsed. Whatever happens, the outcome keeps
-the item's details (label, groups, expected answer): a failed item is still a wrong answer in
-the tables, which need to know what it was.
+``replay:FILE`` can script any step (a line's ``"step"``, or an id ``<id>#explain`` /
+``<id>#judge``, replay's ``<id>#<step>`` form). The floors get ``fields["aware"]``: the kind
+of reply wanted and the API names, never the label. Model replies are only ever parsed.
+Whatever happens, the outcome keeps the item's details (label, groups, expected answer): a
+failed item is still a wrong answer in the tables, which need to know what it was.
 """
 
 from __future__ import annotations
