@@ -112,7 +112,8 @@ class LoadedRun:
 
     @property
     def isolation(self) -> dict[str, Any] | None:
-        """run.json's ``isolation`` (written by the sandbox), or None for older runs."""
+        """run.json's ``isolation`` (the sandbox's, written when a session of the run ends), or
+        None while a session is still going or after its process was killed before that."""
         raw = self.info.get("isolation")
         if raw is None:
             return None
@@ -146,7 +147,7 @@ def render_checks(run: LoadedRun, console: Console) -> None:
     say(f"{run.folder}: {status.line()}", "dim" if status.finished else "bold yellow")
     if run.log.state == MODIFIED:
         say(f"WARNING: {run.log_line}; these numbers cannot be trusted", "bold red")
-    else:  # "log verified (N records)" or "log not chained (written by an older version)"
+    else:  # "log verified (N records)"
         say(run.log_line, "dim")
     isolation = run.isolation
     if isolation is not None:
