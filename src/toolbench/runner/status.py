@@ -105,19 +105,11 @@ def run_status(folder: Path, info: dict[str, Any], records: list[dict[str, Any]]
 
 
 def planned_of(info: dict[str, Any]) -> int | None:
-    """How many sample x epochs the run set out to do: run.json's ``progress``; for runs
-    written before it, the selected samples of each task times the epochs."""
+    """How many sample x epochs the run set out to do (run.json's ``progress``), or None when
+    run.json does not say (a hand-written or damaged one)."""
     progress = info.get("progress")
     if isinstance(progress, dict):
         planned = progress.get("planned")
         if isinstance(planned, int) and not isinstance(planned, bool) and planned >= 0:
             return planned
-    data, config = info.get("data"), info.get("config")
-    if not isinstance(data, dict) or not isinstance(config, dict):
-        return None
-    epochs = config.get("epochs", 1)
-    selected = [entry.get("n_selected") for entry in data.values() if isinstance(entry, dict)]
-    counts = [n for n in selected if isinstance(n, int) and not isinstance(n, bool)]
-    if not counts or len(counts) != len(selected) or not isinstance(epochs, int):
-        return None
-    return sum(counts) * epochs
+    return None
