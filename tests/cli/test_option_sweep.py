@@ -207,6 +207,8 @@ def bad_values(prog: str, action: argparse.Action, w: World) -> tuple[str, ...]:
         return ("x", "", "nan", "2", "-1.5")
     if kind is argtypes.url:
         return ("", "localhost:8000", "ftp://host/v1", "http://")
+    if kind is argtypes.role:
+        return ("", "judge", "=oracle", "judge=", "2x=oracle")
     if kind is argtypes.task_option:
         return ("", "history=2", "web_shop=2", "web_shop.=2", ".history=2", "web_shop.2x=1")
     if kind is argtypes.text:

@@ -109,6 +109,14 @@ def task_option(value: str) -> tuple[str, str, Any]:
     return task, name, parsed
 
 
+def role(value: str) -> tuple[str, str]:
+    """``ROLE=SPEC`` -> (role, model spec), e.g. ``judge=openai:gpt-4o-mini``."""
+    name, equals, spec = value.partition("=")
+    if not (equals and name.strip().isidentifier() and spec.strip()):
+        raise argparse.ArgumentTypeError(f"{value!r}: expected ROLE=SPEC, e.g. judge=oracle")
+    return name.strip(), spec.strip()
+
+
 def url(value: str) -> str:
     """An http(s) URL with a host, e.g. http://localhost:8000/v1."""
     from urllib.parse import urlsplit

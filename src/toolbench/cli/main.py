@@ -198,6 +198,15 @@ def _add_run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         "web_shop.history=2; 'toolbench list tasks' names each task's options",
     )
     run.add_argument(
+        "--role",
+        type=argtypes.role,
+        action="append",
+        default=[],
+        metavar="ROLE=SPEC",
+        help="a further model a task needs, by role (repeatable), e.g. judge=openai:gpt-4o-mini "
+        "for the aware task's explain mode",
+    )
+    run.add_argument(
         "--allow-missing",
         action="store_true",
         help="replay: run even if the file lacks samples (scored as crashes), names unknown "

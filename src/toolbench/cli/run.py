@@ -114,6 +114,7 @@ def command_run(args: argparse.Namespace, console: Console, default_cache: Path)
         live=args.live,
         max_turns=args.max_turns,
         task_options=task_options_from(args, tasks),
+        roles=dict(args.role),
     )
     cache_dir = args.cache_dir or default_cache
     options = model_options(args, cache_dir)

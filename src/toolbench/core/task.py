@@ -203,6 +203,11 @@ class Task(Protocol):
         """Fields this task adds to ``run.json`` (e.g. the awareness run's ``kind``)."""
         ...
 
+    def required_roles(self) -> Mapping[str, str]:
+        """Roles this task (with its options) needs the run to fill, each with why: the
+        runner refuses a run without them before any folder exists."""
+        ...
+
     def summarize(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
         """The task's metrics from its whole log (records of the selected samples and
         epochs), for tasks whose metrics are not a mean of per-sample outcomes (awareness
@@ -265,6 +270,9 @@ class TaskBase:
         return None
 
     def run_info(self, data: TaskData) -> dict[str, Any]:
+        return {}
+
+    def required_roles(self) -> Mapping[str, str]:
         return {}
 
     def summarize(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:

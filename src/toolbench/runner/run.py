@@ -95,7 +95,15 @@ def with_run_options(tasks: Sequence[Task], config: RunConfig) -> list[Task]:
                 f"task option {name}.{option}: task {name} is not in this run; add it to the "
                 "tasks or drop the option"
             )
-    return [task.with_options(config.task_options.get(task.name, {})) for task in tasks]
+    applied = [task.with_options(config.task_options.get(task.name, {})) for task in tasks]
+    for task in applied:
+        for role, why in task.required_roles().items():
+            if role not in config.roles:
+                raise UserError(
+                    f"task {task.name}: {why}, and the run has no {role!r} model; give one "
+                    f"(--role {role}=SPEC)"
+                )
+    return applied
 
 
 def execute(

@@ -110,6 +110,11 @@ class AwareTask(TaskBase):
         task.mode_list(), task.shot_list()  # a bad list is refused here, before any data is read
         return task
 
+    def required_roles(self) -> Mapping[str, str]:
+        if "explain" in self.mode_list():
+            return {JUDGE: "mode explain needs a judge model to grade explanations"}
+        return {}
+
     def mode_list(self) -> tuple[str, ...]:
         return parse_modes(self.modes)
 
