@@ -137,7 +137,14 @@ def print_summary(result: RunResult, console: Console) -> None:
     from toolbench.tables.grid import render_rich
 
     info = result.info
-    render_rich(finished_run_grid(f"{info['config']['model']}  —  {result.folder}", info), console)
+    if info.get("kind") == "aware":  # the awareness tables, as `report` prints them
+        from toolbench.aware.evaluate.summary import render_aware
+        from toolbench.report.summary import LoadedRun
+
+        render_aware(LoadedRun(result.folder), console)
+    else:
+        title = f"{info['config']['model']}  —  {result.folder}"
+        render_rich(finished_run_grid(title, info), console)
     stats = result.stats
     rate = f"{stats.done / stats.elapsed_s:.1f} samples/s" if stats.elapsed_s else "-"
     console.print(

@@ -55,3 +55,4 @@ def test_explain_with_a_judge_role_runs_and_records_the_role(
     assert info["config"]["roles"] == {"judge": "oracle"}
     assert info["fingerprint_parts"]["settings"]["roles"] == {"judge": "oracle"}
     assert "aware-explain" in info["metrics"]
+    assert "explanations: 3 of 3" in stdout  # the awareness tables, not a row of '-'
