@@ -35,6 +35,11 @@ class RunConfig(BaseModel):
     top_k_api: int | None = None  # None: the task's default
     top_k_example: int | None = None
     max_tokens: int | None = None
+    # Stop sequences for every request of the run instead of each task's and mode's own
+    # (``prompts.builder.default_stops``); None keeps the defaults, [] sends none.
+    stop: list[str] | None = None
+    # hf: models: the dtype weights are loaded in (changes results, so part of the fingerprint).
+    hf_dtype: str = "auto"
     temperature: float = 0.0
     seed: int | None = 0
     epochs: int = Field(default=1, ge=1)

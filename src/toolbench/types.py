@@ -145,6 +145,11 @@ class Generation:
     finish_reason: str | None = None
     cached: bool = False
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    #: The reply as the backend gave it, when the harness cut it at a stop sequence the backend
+    #: did not honour (``models.generation.finish_generation``); None when nothing was cut.
+    raw_text: str | None = None
+    #: How many requests shared the model call that answered this one (a local batch).
+    batch_size: int = 1
 
 
 @dataclass
@@ -156,7 +161,37 @@ class Outcome:
     metrics: dict[str, float] = field(default_factory=dict)
     message: str = ""
     details: dict[str, Any] = field(default_factory=dict)
+    #: A finer reason for a ``model_error`` that summaries count on their own
+    #: (``"context_overflow"``); empty for every other outcome.
+    error_kind: str = ""
 
 
 class InfraError(Exception):
     """The model or service could not answer (after retries). Never the model's fault."""
+
+
+class ServiceDown(InfraError):
+    """The model's service is gone (every request failing to connect, seen by the breaker
+    shared by all samples): the runner stops dispatching and leaves the samples not yet
+    finished undone for a rerun, instead of writing an infra error for each."""
+
+
+class ContextOverflow(Exception):
+    """The prompt and the tokens asked for do not fit the model's context window.
+
+    The model's failure, counted in the score (``error_kind`` ``"context_overflow"``): a model
+    with a smaller window must not look better by having its long prompts left out. The rule
+    is vLLM's, for every backend: ``prompt_tokens + max_tokens > context_length``. Numbers
+    that are not known (a server's error that does not say them) are None."""
+
+    def __init__(
+        self,
+        message: str,
+        prompt_tokens: int | None = None,
+        max_tokens: int | None = None,
+        context_length: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.prompt_tokens = prompt_tokens
+        self.max_tokens = max_tokens
+        self.context_length = context_length

@@ -209,6 +209,10 @@ def bad_values(prog: str, action: argparse.Action, w: World) -> tuple[str, ...]:
         return ("", "localhost:8000", "ftp://host/v1", "http://")
     if kind is argtypes.role:
         return ("", "judge", "=oracle", "judge=", "2x=oracle")
+    if kind is argtypes.stop_sequence:
+        return ("",)
+    if kind is argtypes.hf_device:
+        return ("", "gpu", "cuda:", "cuda:x", "tpu:0")
     if kind is argtypes.task_option:
         return ("", "history=2", "web_shop=2", "web_shop.=2", ".history=2", "web_shop.2x=1")
     if kind is argtypes.text:

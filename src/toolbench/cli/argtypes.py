@@ -93,6 +93,40 @@ def text(value: str) -> str:
     return value
 
 
+_STOP_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\"}
+
+
+def stop_sequence(value: str) -> str:
+    """A stop sequence, with ``\\n``, ``\\t``, ``\\r`` and ``\\\\`` read as the characters
+    they name (a newline is the most common stop and the hardest to type); other backslashes
+    stay as they are. Empty is refused: ``--no-stop`` is how to send none."""
+    out: list[str] = []
+    index = 0
+    while index < len(value):
+        char = value[index]
+        following = value[index + 1 : index + 2]
+        if char == "\\" and following in _STOP_ESCAPES:
+            out.append(_STOP_ESCAPES[following])
+            index += 2
+            continue
+        out.append(char)
+        index += 1
+    if not out:
+        raise argparse.ArgumentTypeError("an empty stop sequence; use --no-stop to send none")
+    return "".join(out)
+
+
+def hf_device(value: str) -> str:
+    """``auto``, ``cpu``, ``mps``, ``cuda`` or ``cuda:N``."""
+    text_value = value.strip().lower()
+    kind, colon, index = text_value.partition(":")
+    if text_value in ("auto", "cpu", "mps", "cuda") or (
+        kind == "cuda" and colon and index.isdigit()
+    ):
+        return text_value
+    raise argparse.ArgumentTypeError("use auto, cpu, mps, cuda or cuda:N (e.g. cuda:1)")
+
+
 def task_option(value: str) -> tuple[str, str, Any]:
     """``TASK.NAME=VALUE`` -> (task, option, value); VALUE is read as JSON when it is JSON
     (``2``, ``true``, ``["a"]``) and kept as text otherwise (``yes`` stays ``"yes"``)."""

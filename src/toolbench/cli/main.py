@@ -111,6 +111,15 @@ def _add_prompt_flags(p: argparse.ArgumentParser) -> None:
         "--max-tokens", type=argtypes.positive_int, help="generation limit (task default)"
     )
     p.add_argument(
+        "--stop",
+        type=argtypes.stop_sequence,
+        action="append",
+        metavar="TEXT",
+        help="a stop sequence for every request instead of the task's and mode's own "
+        "(repeatable; \\n is a newline); 'toolbench prompt' shows the defaults",
+    )
+    p.add_argument("--no-stop", action="store_true", help="send no stop sequences at all")
+    p.add_argument(
         "--cache-dir",
         type=argtypes.PathArg("new_folder"),
         help="response cache, execution memo and embeddings "
@@ -228,6 +237,18 @@ def _add_run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         type=argtypes.positive_int,
         default=8,
         help="hf: prompts per generate call",
+    )
+    run.add_argument(
+        "--hf-device",
+        type=argtypes.hf_device,
+        default="auto",
+        help="hf: where the model runs: auto (a GPU when there is one), cpu, mps, cuda[:N]",
+    )
+    run.add_argument(
+        "--hf-dtype",
+        choices=["auto", "float32", "bfloat16", "float16"],
+        default="auto",
+        help="hf: weight dtype (auto: the checkpoint's on a GPU, float32 on the CPU)",
     )
     run.add_argument(
         "--live",

@@ -31,7 +31,17 @@ def prompt_settings(args: argparse.Namespace) -> dict[str, Any]:
         "top_k_api": args.top_k_api,
         "top_k_example": args.top_k_example,
         "max_tokens": args.max_tokens,
+        "stop": stop_setting(args),
     }
+
+
+def stop_setting(args: argparse.Namespace) -> list[str] | None:
+    """``--stop`` / ``--no-stop``: the run's stop sequences, or None for the defaults."""
+    if args.no_stop and args.stop:
+        raise UserError("--stop and --no-stop: give one of them")
+    if args.no_stop:
+        return []
+    return list(args.stop) if args.stop else None
 
 
 def check_mode(tasks: list[Task], mode: str) -> None:
@@ -88,6 +98,8 @@ def model_options(args: argparse.Namespace, cache_dir: Path) -> ModelOptions:
         max_retries=args.max_retries,
         cache_path=None if args.no_cache else cache_dir / "responses.sqlite",
         hf_batch_size=getattr(args, "hf_batch_size", ModelOptions.hf_batch_size),
+        hf_device=getattr(args, "hf_device", ModelOptions.hf_device),
+        hf_dtype=getattr(args, "hf_dtype", ModelOptions.hf_dtype),
     )
 
 
@@ -105,6 +117,7 @@ def command_run(args: argparse.Namespace, console: Console, default_cache: Path)
         base_url=args.base_url,
         **prompt_settings(args),
         temperature=args.temperature,
+        hf_dtype=args.hf_dtype,
         seed=args.seed,
         epochs=args.epochs,
         limit=args.limit,

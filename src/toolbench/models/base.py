@@ -52,6 +52,11 @@ class ModelOptions:
     max_retries: int = 6
     # Cache: None disables it. The CLI sets it to <cache dir>/responses.sqlite by default.
     cache_path: Path | None = None
-    # Hugging Face backend.
+    # Seconds one request may spend in retries (all attempts and waits together); None: the
+    # retry layer's default, derived from ``timeout_s``.
+    retry_budget_s: float | None = None
+    # Hugging Face backend. Device "auto": the first GPU when there is one, else the CPU;
+    # dtype "auto": the checkpoint's own dtype on a GPU, float32 on the CPU.
     hf_batch_size: int = 8
-    hf_device: str = "cpu"
+    hf_device: str = "auto"
+    hf_dtype: str = "auto"
