@@ -54,7 +54,7 @@ class HFModel:
 
     cacheable = True
 
-    def __init__(self, path_or_name: str, options: ModelOptions) -> None:
+    def __init__(self, path_or_name: str, options: ModelOptions, name: str | None = None) -> None:
         try:
             import torch
             from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -62,7 +62,8 @@ class HFModel:
             raise UserError(
                 "the hf: backend needs torch and transformers: pip install 'toolbench[hf]'"
             ) from None
-        self.name = f"hf:{path_or_name}"
+        # ``name``: a registry entry that loads its own files (smollm2) names itself.
+        self.name = name or f"hf:{path_or_name}"
         self.base_url: str | None = None
         self.batch_size = max(1, options.hf_batch_size)
         self.device = options.hf_device
