@@ -29,7 +29,16 @@ from toolbench.core.bounded import bounded_text
 from toolbench.models.base import Model, ModelOutputError
 from toolbench.models.digest import prompt_digest
 from toolbench.sandbox import SandboxError
-from toolbench.types import Generation, GenerationRequest, InfraError, Outcome, Sample, Status
+from toolbench.types import (
+    ContextOverflow,
+    Generation,
+    GenerationRequest,
+    InfraError,
+    Outcome,
+    Sample,
+    ServiceDown,
+    Status,
+)
 
 # One call's text in the record's call list is cut to this many characters; the prediction
 # keeps more (see engine.MAX_PREDICTION_CHARS).
@@ -235,6 +244,14 @@ async def guarded_solve(solve: Callable[[], Awaitable[Outcome]], state: SampleSt
     """Run a solve loop; whatever it raises becomes the sample's outcome (see module doc)."""
     try:
         return await solve()
+    except ServiceDown:  # the run stops: the sample is left undone, not written
+        raise
+    except ContextOverflow as exc:  # the model's window is too small: its failure, counted
+        return Outcome(
+            status=Status.MODEL_ERROR,
+            message=f"context overflow: {one_line_text(str(exc))}",
+            error_kind="context_overflow",
+        )
     except InfraError as exc:  # e.g. a live service down: retried on resume, not scored
         return Outcome(status=Status.INFRA_ERROR, message=one_line(exc))
     except SandboxError as exc:  # the sandbox itself failed: the harness's problem

@@ -127,6 +127,7 @@ def make_record(state: SampleState, outcome: Outcome) -> dict[str, Any]:
         "details": outcome.details,
         "calls": [call.as_json() for call in state.calls],
         **({"trace": state.trace} if state.trace else {}),
+        **({"error_kind": outcome.error_kind} if outcome.error_kind else {}),
     }
 
 
