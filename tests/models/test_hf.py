@@ -27,8 +27,9 @@ CORPUS = [
 ]
 
 
-def build_tiny_model(folder: Path) -> Path:
-    """A 2-layer Llama with random weights and a byte-level BPE tokenizer, saved to ``folder``."""
+def build_tiny_model(folder: Path, context: int = 256) -> Path:
+    """A 2-layer Llama with random weights and a byte-level BPE tokenizer, saved to ``folder``;
+    ``context`` is its ``max_position_embeddings``."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
@@ -57,7 +58,7 @@ def build_tiny_model(folder: Path) -> Path:
         num_attention_heads=2,
         num_key_value_heads=2,
         vocab_size=len(fast),
-        max_position_embeddings=256,
+        max_position_embeddings=context,
         pad_token_id=fast.pad_token_id,
         bos_token_id=fast.bos_token_id,
         eos_token_id=fast.eos_token_id,

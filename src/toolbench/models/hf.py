@@ -2,9 +2,29 @@
 
 The runner issues one ``generate()`` per sample from many asyncio tasks. Running each alone
 would leave most of the CPU/GPU idle, so a micro-batcher collects requests for a few
-milliseconds (or until ``hf_batch_size`` are waiting) and runs them as a single left-padded
-``model.generate`` in a worker thread, keeping the event loop free. ``torch`` and
-``transformers`` are imported only when an HF model is built, so the package works without them.
+milliseconds (or until ``hf_batch_size`` are waiting) and runs them as left-padded
+``model.generate`` calls in a worker thread, keeping the event loop free. One call serves
+requests that share a sampling setup and stop sequences (``_group_key``).
+
+A generation here follows the same rules as one from an OpenAI-compatible server, so a score
+does not depend on the backend:
+
+- stop sequences end a row *while* generating (``hf_torch.RowClock``), each row on its own;
+  the text excludes the stop, ``completion_tokens`` counts what the row really generated and
+  ``finish_reason`` is ``stop`` or ``length`` (``hf_rows.read_row``);
+- a prompt that leaves no room for ``max_tokens`` in the context window raises
+  ``ContextOverflow`` before anything runs (``hf_setup.context_length_of``), for that request
+  only;
+- in tools mode the reply's tool calls are parsed (``hf_rows.parse_reply_tools``) into
+  ``Generation.tool_calls``, ``finish_reason`` ``tool_calls``;
+- each request's ``latency_s`` runs from its enqueueing to the end of its own row, and
+  ``batch_size`` says how many rows shared its ``generate`` call.
+
+The device (``--hf-device``) and weight dtype (``--hf-dtype``) are chosen in ``hf_setup``; a
+dtype other than float32 is part of the model's name, which the response cache keys on.
+``torch`` and ``transformers`` are imported only when an HF model is built, so the package
+works without them. ``_generate_rows`` is the only method that runs the model: tests replace
+it with scripted token ids to exercise everything around it.
 """
 
 from __future__ import annotations
@@ -19,8 +39,11 @@ from pathlib import Path
 from typing import Any
 
 from toolbench.errors import UserError
+from toolbench.models import hf_setup
 from toolbench.models.base import ModelOptions
-from toolbench.types import Generation, GenerationRequest, InfraError
+from toolbench.models.generation import cut_at_stop
+from toolbench.models.hf_rows import RowEnd, parse_reply_tools, read_row
+from toolbench.types import ContextOverflow, Generation, GenerationRequest, InfraError
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +53,9 @@ BATCH_WAIT_S = 0.005
 # torch's RNG is process-global: seeding and sampling must not interleave across models.
 _RNG_LOCK = threading.Lock()
 
+#: Requests that can share one ``generate`` call: temperature, seed, stop sequences.
+GroupKey = tuple[float, "int | None", tuple[str, ...]]
+
 
 @dataclass
 class _Pending:
@@ -37,19 +63,41 @@ class _Pending:
     request: GenerationRequest
     future: asyncio.Future[Generation]
     enqueued: float = field(default_factory=time.perf_counter)
+    #: When its row ended inside ``generate`` (set by ``_generate_rows``); None: unknown.
+    finished: float | None = None
 
 
 def truncate_at_stop(text: str, stop: tuple[str, ...]) -> tuple[str, bool]:
     """Cut ``text`` at the earliest stop string, like the OpenAI API (stop not included)."""
-    cut = min((i for s in stop if s and (i := text.find(s)) >= 0), default=-1)
-    return (text[:cut], True) if cut >= 0 else (text, False)
+    return cut_at_stop(text, stop)
+
+
+def _group_key(request: GenerationRequest) -> GroupKey:
+    """One ``generate`` call needs one sampling setup and one set of stop strings (a row must
+    not stop at another row's stop); ``max_tokens`` may differ (each row ends at its own)."""
+    stops = tuple(sorted({stop for stop in request.stop if stop}))
+    if request.temperature > 0:
+        return (request.temperature, request.seed, stops)
+    return (0.0, None, stops)
+
+
+def _eos_ids(tokenizer: Any, model: Any) -> list[int]:
+    """Every id that ends a reply: the tokenizer's eos and the generation config's (chat
+    models often end a turn with a second one, e.g. Llama 3's ``<|eot_id|>``)."""
+    ids: set[int] = set()
+    config = getattr(model, "generation_config", None)
+    for value in (tokenizer.eos_token_id, getattr(config, "eos_token_id", None)):
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(item, int):
+                ids.add(item)
+    return sorted(ids)
 
 
 class HFModel:
     """``hf:PATH_OR_NAME``: greedy at temperature 0, else seeded sampling.
 
-    Native tools of a chat request go to the chat template (``apply_chat_template(tools=...)``);
-    the reply stays text (the template's own call syntax), parsed downstream like any reply.
+    Native tools of a chat request go to the chat template (``apply_chat_template(tools=...)``)
+    and the calls in the reply come back parsed in ``Generation.tool_calls``.
     """
 
     cacheable = True
@@ -62,11 +110,10 @@ class HFModel:
             raise UserError(
                 "the hf: backend needs torch and transformers: pip install 'toolbench[hf]'"
             ) from None
-        # ``name``: a registry entry that loads its own files (smollm2) names itself.
-        self.name = name or f"hf:{path_or_name}"
         self.base_url: str | None = None
         self.batch_size = max(1, options.hf_batch_size)
-        self.device = options.hf_device
+        self.device = hf_setup.resolve_device(options.hf_device, torch)
+        dtype = hf_setup.load_dtype(options.hf_dtype, self.device, torch)
         local = Path(path_or_name).expanduser()
         if not local.exists() and path_or_name.startswith(("/", ".", "~")):
             raise UserError(f"Hugging Face model directory not found: {local}")
@@ -76,22 +123,25 @@ class HFModel:
                 source, local_files_only=local.exists(), padding_side="left"
             )
             model: Any = AutoModelForCausalLM.from_pretrained(
-                source, local_files_only=local.exists()
+                source, local_files_only=local.exists(), **{hf_setup.dtype_kwarg(): dtype}
             )
         except Exception as error:  # transformers raises many kinds for a bad model folder
             reason = " ".join(str(error).split())[:300]
             raise UserError(f"cannot load Hugging Face model '{path_or_name}': {reason}") from None
         self.tokenizer: Any = tokenizer
         self.model: Any = model.to(self.device).eval()
+        #: The loaded weights' dtype (float32, bfloat16, float16).
+        self.dtype = hf_setup.dtype_name(self.model)
+        # ``name``: a registry entry that loads its own files (smollm2) names itself.
+        self.name = hf_setup.model_name(name or f"hf:{path_or_name}", self.dtype)
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token_id is None:
             if self.tokenizer.eos_token_id is None:
                 raise UserError(f"tokenizer of '{path_or_name}' has neither a pad nor an eos token")
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        self._torch = torch
-        # Only eos ends a row: generate pads finished rows after it, and a distinct pad token
-        # generated mid-row is dropped by decode(skip_special_tokens=True).
-        self._eos_id = self.tokenizer.eos_token_id
+        #: Tokens of prompt plus reply the model can attend to; None when nothing says.
+        self.context_length = hf_setup.context_length_of(self.model.config, self.tokenizer)
+        self._eos_ids = _eos_ids(self.tokenizer, self.model)
         self._queue: asyncio.Queue[_Pending] | None = None
         self._worker: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -139,6 +189,18 @@ class HFModel:
             self._warned_tools = True
             log.warning("%s: %s, so native tools are not shown to the model", self.name, reason)
 
+    def _check_fits(self, prompt_ids: list[int], request: GenerationRequest) -> None:
+        """vLLM's rule: the prompt and the tokens asked for must fit the context window."""
+        limit = self.context_length
+        if limit is not None and len(prompt_ids) + request.max_tokens > limit:
+            raise ContextOverflow(
+                f"{self.name}: the prompt's {len(prompt_ids)} tokens and max_tokens "
+                f"{request.max_tokens} exceed the model's context of {limit} tokens",
+                prompt_tokens=len(prompt_ids),
+                max_tokens=request.max_tokens,
+                context_length=limit,
+            )
+
     # ---- batching ----
 
     def _ensure_worker(self) -> asyncio.Queue[_Pending]:
@@ -156,6 +218,7 @@ class HFModel:
 
     async def generate(self, request: GenerationRequest) -> Generation:
         prompt_ids = self._encode(request)
+        self._check_fits(prompt_ids, request)  # before queueing: its batch goes on without it
         future: asyncio.Future[Generation] = asyncio.get_running_loop().create_future()
         self._waiting.add(future)
         future.add_done_callback(self._waiting.discard)
@@ -169,13 +232,10 @@ class HFModel:
                 await asyncio.sleep(BATCH_WAIT_S)
             while len(batch) < self.batch_size and not queue.empty():
                 batch.append(queue.get_nowait())
-            # One generate call needs one sampling setup; max_tokens may differ (cut per row).
-            groups: dict[tuple[float, int | None], list[_Pending]] = {}
+            groups: dict[GroupKey, list[_Pending]] = {}
             for item in batch:
-                r = item.request
-                sampling_key = (r.temperature, r.seed) if r.temperature > 0 else (0.0, None)
-                groups.setdefault(sampling_key, []).append(item)
-            for (temperature, seed), items in groups.items():
+                groups.setdefault(_group_key(item.request), []).append(item)
+            for (temperature, seed, _), items in groups.items():
                 live = [item for item in items if not item.future.done()]
                 if live:
                     await self._run_group(live, temperature, seed)
@@ -185,8 +245,8 @@ class HFModel:
             results = await asyncio.to_thread(self._generate_batch, items, temperature, seed)
         except Exception as error:
             if len(items) > 1:
-                # One bad request (e.g. a prompt longer than the context) must not fail the
-                # others in its batch: run them one by one so only the culprit fails.
+                # One bad request must not fail the others in its batch: run them one by
+                # one so only the culprit fails.
                 for item in items:
                     await self._run_group([item], temperature, seed)
                 return
@@ -198,7 +258,6 @@ class HFModel:
             return
         for item, generation in zip(items, results, strict=True):
             if not item.future.done():
-                generation.latency_s = time.perf_counter() - item.enqueued
                 item.future.set_result(generation)
 
     # ---- the worker thread ----
@@ -206,48 +265,75 @@ class HFModel:
     def _generate_batch(
         self, items: list[_Pending], temperature: float, seed: int | None
     ) -> list[Generation]:
-        torch = self._torch
-        encoded = self.tokenizer.pad(
-            {"input_ids": [item.prompt_ids for item in items]}, padding=True, return_tensors="pt"
-        )
-        input_ids = encoded["input_ids"].to(self.device)
-        attention_mask = encoded["attention_mask"].to(self.device)
-        max_new = max(item.request.max_tokens for item in items)
-        kwargs: dict[str, Any] = {
-            "max_new_tokens": max_new,
-            "pad_token_id": self.tokenizer.pad_token_id,
-            "eos_token_id": self.tokenizer.eos_token_id,
-        }
-        if temperature > 0:
-            kwargs.update(do_sample=True, temperature=temperature, top_k=0, top_p=1.0)
-        else:
-            kwargs.update(do_sample=False)
-        with _RNG_LOCK, torch.inference_mode():
-            if temperature > 0 and seed is not None:
-                torch.manual_seed(seed)
-            output = self.model.generate(
-                input_ids=input_ids, attention_mask=attention_mask, **kwargs
-            )
+        for item in items:
+            item.finished = None
+        rows = self._generate_rows(items, temperature, seed)
+        returned = time.perf_counter()
         self.generate_calls += 1
         self.batch_sizes.append(len(items))
-        new_tokens = output[:, input_ids.shape[1] :].tolist()
-        return [self._finish(item, row) for item, row in zip(items, new_tokens, strict=True)]
+        results = []
+        for item, row in zip(items, rows, strict=True):
+            generation = self._finish(item, row)
+            generation.latency_s = (item.finished or returned) - item.enqueued
+            generation.batch_size = len(items)
+            results.append(generation)
+        return results
+
+    def _generate_rows(
+        self, items: list[_Pending], temperature: float, seed: int | None
+    ) -> list[list[int]]:
+        """The model call: each item's newly generated ids (maybe padded after its end).
+        Notes on each item when its row ended. Items share temperature, seed and stops."""
+        from toolbench.models.hf_torch import generate_rows
+
+        with _RNG_LOCK:
+            rows, finished = generate_rows(
+                self.model,
+                self.tokenizer,
+                [item.prompt_ids for item in items],
+                max_tokens=[item.request.max_tokens for item in items],
+                stops=_group_key(items[0].request)[2],
+                eos_ids=self._eos_ids,
+                temperature=temperature,
+                seed=seed,
+                device=self.device,
+            )
+        for item, moment in zip(items, finished, strict=True):
+            item.finished = moment
+        return rows
 
     def _finish(self, item: _Pending, row: list[int]) -> Generation:
-        row = row[: item.request.max_tokens]
-        finish_reason = "length"
-        for index, token in enumerate(row):
-            if token == self._eos_id:
-                row, finish_reason = row[:index], "stop"
-                break
-        text = self.tokenizer.decode(row, skip_special_tokens=True)
-        text, stopped = truncate_at_stop(text, item.request.stop)
-        return Generation(
-            text=text,
-            prompt_tokens=len(item.prompt_ids),
-            completion_tokens=len(row),
-            finish_reason="stop" if stopped else finish_reason,
+        request = item.request
+        end = read_row(
+            row,
+            max_tokens=request.max_tokens,
+            stops=request.stop,
+            eos_ids=self._eos_ids,
+            pad_id=self.tokenizer.pad_token_id,
+            decode=self._decode,
         )
+        generation = Generation(
+            text=end.text,
+            prompt_tokens=len(item.prompt_ids),
+            completion_tokens=len(end.tokens),
+            finish_reason=end.finish_reason,
+            raw_text=end.raw_text,
+        )
+        if request.tools is not None:
+            self._read_tool_calls(generation, item, end)
+        return generation
+
+    def _read_tool_calls(self, generation: Generation, item: _Pending, end: RowEnd) -> None:
+        tools = item.request.plain_tools() or []
+        content, calls = parse_reply_tools(self.tokenizer, end, item.prompt_ids, tools)
+        if calls:
+            generation.text, generation.tool_calls = content, calls
+            generation.finish_reason = "tool_calls"
+        else:
+            generation.text = content
+
+    def _decode(self, ids: list[int] | tuple[int, ...] | Any) -> str:
+        return str(self.tokenizer.decode(list(ids), skip_special_tokens=True))
 
     async def aclose(self) -> None:
         loop = asyncio.get_running_loop()

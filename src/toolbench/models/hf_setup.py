@@ -1,0 +1,115 @@
+"""Where and how an ``hf:`` model runs: its device, its weight dtype, its context window.
+
+Kept apart from the batching code because each answer is a small decision with its own reason:
+``auto`` must take the GPU when there is one (a local model on a GPU box silently running on
+the CPU is hours lost), a dtype that is not float32 changes the generated text (so it must reach
+the response cache's key), and the context window must be known before generating so a prompt
+that does not fit is the model's failure, counted in the score, not a silent truncation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolbench.errors import UserError
+
+#: The dtypes ``--hf-dtype`` offers besides ``auto``.
+DTYPES = ("float32", "bfloat16", "float16")
+
+#: Config attributes that hold a model's context window, by model family, in the order tried.
+CONTEXT_ATTRIBUTES = (
+    "max_position_embeddings",
+    "n_positions",
+    "max_sequence_length",
+    "seq_length",
+    "max_seq_len",
+    "n_ctx",
+)
+
+#: Above this, ``tokenizer.model_max_length`` is transformers' "no limit" placeholder (1e30).
+SANE_CONTEXT_LIMIT = 10**7
+
+
+def resolve_device(requested: str, torch: Any) -> str:
+    """``auto`` -> ``cuda`` when torch sees a CUDA GPU, else ``mps`` when available, else
+    ``cpu``; an explicit device torch cannot use is the user's to fix, said before loading."""
+    requested = requested.strip().lower()
+    mps = getattr(torch.backends, "mps", None)
+    has_mps = bool(mps is not None and mps.is_available())
+    if requested == "auto":
+        if torch.cuda.is_available():
+            return "cuda"
+        return "mps" if has_mps else "cpu"
+    kind, _, index = requested.partition(":")
+    if kind == "cuda":
+        if not torch.cuda.is_available():
+            raise UserError(
+                f"--hf-device {requested}: torch sees no CUDA GPU on this machine; "
+                "use --hf-device auto (or cpu), or install a CUDA build of torch"
+            )
+        count = torch.cuda.device_count()
+        if index and int(index) >= count:
+            raise UserError(
+                f"--hf-device {requested}: torch sees {count} CUDA GPU(s) (cuda:0 to "
+                f"cuda:{count - 1}); pick one of them or use --hf-device auto"
+            )
+        return requested
+    if kind == "mps" and not has_mps:
+        raise UserError(
+            "--hf-device mps: torch has no Apple GPU (MPS) here; use --hf-device auto or cpu"
+        )
+    if kind not in ("cpu", "mps"):
+        raise UserError(f"--hf-device {requested}: use auto, cpu, mps, cuda or cuda:N")
+    return requested
+
+
+def load_dtype(requested: str, device: str, torch: Any) -> Any:
+    """The ``dtype`` argument for ``from_pretrained``: ``auto`` is the checkpoint's own dtype
+    on a GPU (what it was meant to run in) and float32 on the CPU (half precision there is
+    slow and, for bfloat16, less exact than the same model on a GPU)."""
+    requested = requested.strip().lower()
+    if requested == "auto":
+        return torch.float32 if device == "cpu" else "auto"
+    if requested not in DTYPES:
+        raise UserError(f"--hf-dtype {requested}: use auto, {', '.join(DTYPES)}")
+    return getattr(torch, requested)
+
+
+def dtype_name(model: Any) -> str:
+    """The loaded weights' dtype as ``--hf-dtype`` writes it (``torch.bfloat16`` -> bfloat16)."""
+    return str(getattr(model, "dtype", "float32")).removeprefix("torch.")
+
+
+def model_name(base: str, dtype: str) -> str:
+    """The name the response cache keys on: ``base`` for float32 weights (the CPU default, so
+    caches written before dtypes were a choice stay valid), ``base@DTYPE`` otherwise, so a
+    bfloat16 answer is never served for a float32 request or the other way round."""
+    return base if dtype == "float32" else f"{base}@{dtype}"
+
+
+def context_length_of(config: Any, tokenizer: Any) -> int | None:
+    """The model's context window in tokens: from its config (the text part of a multimodal
+    one), else from ``tokenizer.model_max_length`` when that is a real number; None when
+    neither says."""
+    text_config = config.get_text_config() if hasattr(config, "get_text_config") else config
+    for source in (text_config, config):
+        for attribute in CONTEXT_ATTRIBUTES:
+            value = getattr(source, attribute, None)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return value
+    limit = getattr(tokenizer, "model_max_length", None)
+    if isinstance(limit, int) and 0 < limit < SANE_CONTEXT_LIMIT:
+        return limit
+    return None
+
+
+def dtype_kwarg(version: str | None = None) -> str:
+    """The name ``from_pretrained`` takes the dtype by: ``dtype`` since transformers 4.56
+    (``torch_dtype``, which older releases need, is deprecated there)."""
+    if version is None:
+        import transformers
+
+        version = transformers.__version__
+    parts = [int(p) if p.isdigit() else 0 for p in version.split(".")[:2]]
+    major, minor = [*parts, 0, 0][:2]
+    return "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
