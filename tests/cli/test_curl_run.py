@@ -222,7 +222,8 @@ def test_oracle_on_original_layout_curl_data(cli: Callable[..., CliResult], tmp_
     info, records = read_run(out)
     for task, n in (("open_weather", 2), ("the_cat_api", 4)):
         assert info["metrics"][task]["success_rate"] == 1.0
-        assert info["counts"][task] == {"scored": n, "model_error": 0, "infra_error": 0}
+        assert info["counts"][task] == {"scored": n, "model_error": 0, "infra_error": 0,
+                                       "context_overflow": 0}  # fmt: skip
     # The DELETE of a favourite that only the gold mentions worked because the world was
     # derived from the gold requests (original lines carry no state).
     assert any(r["details"].get("same_state") for r in records if r["task"] == "the_cat_api")

@@ -127,7 +127,8 @@ def test_dead_server_gives_infra_errors_retried_on_resume(
         assert "infra errors remain" in stdout
         info, records = read_run(out)
         assert info["status"] == "incomplete"
-        assert info["counts"]["home_search"] == {"scored": 0, "model_error": 0, "infra_error": 10}
+        assert info["counts"]["home_search"] == {"scored": 0, "model_error": 0, "infra_error": 10,
+                                                 "context_overflow": 0}  # fmt: skip
         assert info["metrics"]["home_search"] == {}  # excluded from the score, not scored as 0
         assert all(r["status"] == "infra_error" and "503" in r["message"] for r in records)
 

@@ -21,7 +21,8 @@ def test_oracle_is_perfect_on_both_tasks(cli: Callable[..., CliResult], tmp_path
         assert info["metrics"][task]["success_rate"] == 1.0
         assert info["metrics"][task]["crash_rate"] == 0.0
         assert info["metrics"][task]["f1"] == 1.0
-        assert info["counts"][task] == {"scored": n, "model_error": 0, "infra_error": 0}
+        assert info["counts"][task] == {"scored": n, "model_error": 0, "infra_error": 0,
+                                       "context_overflow": 0}  # fmt: skip
     assert len(records) == 220
     assert {"task", "id", "epoch", "prompt_hash", "prediction", "status", "metrics"} <= set(
         records[0]

@@ -76,7 +76,8 @@ def test_the_oracle_scores_one_in_tools_mode(cli: Callable[..., CliResult], tmp_
     for task in ("home_search", "booking"):
         assert info["metrics"][task]["success_rate"] == 1.0
         assert info["metrics"][task]["crash_rate"] == 0.0
-        assert info["counts"][task] == {"scored": 25, "model_error": 0, "infra_error": 0}
+        assert info["counts"][task] == {"scored": 25, "model_error": 0, "infra_error": 0,
+                                       "context_overflow": 0}  # fmt: skip
     record = records[0]
     assert [c["step"] for c in record["calls"]] == ["turn-1", "turn-2"]
     assert record["prediction"].endswith("API.search()")

@@ -147,6 +147,7 @@ def command_run(args: argparse.Namespace, console: Console, default_cache: Path)
 
 def print_summary(result: RunResult, console: Console) -> None:
     from toolbench.report.tables import finished_run_grid
+    from toolbench.report.tokens import tokens_line
     from toolbench.tables.grid import render_rich
 
     info = result.info
@@ -165,6 +166,9 @@ def print_summary(result: RunResult, console: Console) -> None:
         "(solving only, loading excluded), "
         f"model calls {stats.model_calls} ({stats.cached_calls} from cache)"
     )
+    tokens = tokens_line(info)  # the run's totals over all its sessions
+    if tokens is not None:
+        console.print(tokens, markup=False, highlight=False, soft_wrap=True)
     if info["status"] == "incomplete":
         console.print("infra errors remain: run the same command again to retry them")
 

@@ -29,7 +29,8 @@ from toolbench.report.summary import (
     comparison_note,
     summarize,
 )
-from toolbench.report.tables import counts_text
+from toolbench.report.tables import counts_text, run_names
+from toolbench.report.tokens import overflow_notes, tokens_line
 from toolbench.tables.bootstrap import Estimate
 from toolbench.tables.grid import significant
 from toolbench.tables.runs import model_of
@@ -71,6 +72,16 @@ def overview(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
                 metrics.append({"name": metric, "cells": cells})
         counts = [counts_text(s[task]["counts"]) if task in s else "-" for s in summaries]
         out.append({"task": task, "counts": counts, "metrics": metrics})
+    return out
+
+
+def overflow_lines(runs: Sequence[LoadedRun]) -> list[str]:
+    """Per run and task with context overflows, the line under the overview (the run named
+    only where there are several)."""
+    out = []
+    for run, name in zip(runs, run_names(runs), strict=True):
+        counts = {task: entry["counts"] for task, entry in summarize(run).items()}
+        out += overflow_notes(counts, prefix=f"{name}: " if len(runs) > 1 else "")
     return out
 
 
@@ -123,6 +134,7 @@ def _run_rows(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
                 "isolation": isolation["summary"] if isolation else "not recorded",
                 "isolation_full": bool(isolation and isolation["level"] == "full"),
                 "records": len(run.records),
+                "tokens": (tokens_line(run.info) or "not recorded").removeprefix("tokens: "),
             }
         )
     return rows
@@ -148,6 +160,7 @@ def render(
         "runs": _run_rows(runs),
         "comparison_note": comparison_note(runs),
         "overview": overview(task_runs),
+        "overflow_notes": overflow_lines(task_runs),
         "task_run_names": [f"{r.label} ({model_of(r)})" for r in task_runs],
         "task_run_indexes": [runs.index(r) for r in task_runs],
         "difference_grids": [differences(task_runs, reference)] if reference and paired else [],

@@ -21,6 +21,7 @@ from typing import Any
 from rich.console import Console
 
 from toolbench.errors import UserError
+from toolbench.report.tokens import tokens_line
 from toolbench.runner.chain import MODIFIED
 from toolbench.runner.status import RunStatus, run_status
 from toolbench.runner.store import SAMPLES_FILE, load_log, read_run_info
@@ -137,8 +138,8 @@ def load_runs(folders: Sequence[Path], allow_modified: bool) -> list[LoadedRun]:
 
 
 def render_checks(run: LoadedRun, console: Console) -> None:
-    """The lines above a run's tables: log check and isolation level (plain text: run.json
-    strings are never read as markup)."""
+    """The lines above a run's tables: log check, isolation level and tokens (plain text:
+    run.json strings are never read as markup)."""
 
     def say(text: str, style: str) -> None:
         console.print(text, style=style, markup=False, soft_wrap=True)
@@ -157,6 +158,9 @@ def render_checks(run: LoadedRun, console: Console) -> None:
             missing = ", ".join(isolation["missing"]) or "not stated"
             warning = f"warning: programs ran with isolation level {level} (not full; missing: "
             say(f"{warning}{missing})", "bold yellow")
+    tokens = tokens_line(run.info)
+    if tokens is not None:
+        say(tokens, "dim")
 
 
 def checks_json(runs: Sequence[LoadedRun]) -> dict[str, Any]:

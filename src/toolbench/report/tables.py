@@ -16,6 +16,7 @@ from toolbench.report.summary import (
     comparison_note,
     summarize,
 )
+from toolbench.report.tokens import overflow_notes, overflows_of, tokens_line
 from toolbench.tables.bootstrap import Estimate
 from toolbench.tables.grid import Cell, Grid
 from toolbench.tables.runs import model_of
@@ -31,8 +32,12 @@ def run_names(runs: Sequence[LoadedRun]) -> list[str]:
 
 
 def counts_text(counts: dict[str, int]) -> str:
+    """``n (scored/model errors/infra errors)``, and the context overflows among the model
+    errors when there are any (CSV and HTML cells carry them too, not only the notes)."""
     c = counts
-    return f"{c['scored'] + c['model_error']} ({c['scored']}/{c['model_error']}/{c['infra_error']})"
+    text = f"{c['scored'] + c['model_error']} ({c['scored']}/{c['model_error']}/{c['infra_error']})"
+    n = overflows_of(c)
+    return f"{text}, {n} context overflow{'' if n == 1 else 's'}" if n else text
 
 
 def status_grid(runs: Sequence[LoadedRun]) -> Grid:
@@ -40,14 +45,15 @@ def status_grid(runs: Sequence[LoadedRun]) -> Grid:
     every export, so a partial run's numbers are never read as a whole run's."""
     grid = Grid(
         title="run status",
-        columns=["run", "status", "done", "planned", "resume with"],
+        columns=["run", "status", "done", "planned", "resume with", "tokens"],
         notes=[note] if (note := comparison_note(runs)) else [],
     )
     for run, name in zip(runs, run_names(runs), strict=True):
         status = run.status
         planned = "-" if status.planned is None else str(status.planned)
         resume = "" if status.finished else (status.resume or "its command again")
-        grid.rows.append([name, status.state, str(status.done), planned, resume])
+        tokens = (tokens_line(run.info) or "-").removeprefix("tokens: ")
+        grid.rows.append([name, status.state, str(status.done), planned, resume, tokens])
     return grid
 
 
@@ -63,18 +69,22 @@ def run_grid(run: LoadedRun) -> Grid:
         ],
         key_columns=2,
     )
-    for task, entry in summarize(run).items():
+    summary = summarize(run)
+    for task, entry in summary.items():
         row: list[Cell] = [task, counts_text(entry["counts"])]
         row += [entry.get(m, "-") for m in columns]
         grid.rows.append(row)
+    grid.notes += overflow_notes({task: entry["counts"] for task, entry in summary.items()})
     return grid
 
 
 def finished_run_grid(title: str, info: dict[str, Any]) -> Grid:
     """What ``toolbench run`` prints at its end, from run.json: a row per task with its counts
-    and the task's metrics (mean ± spread over epochs where there are several)."""
+    and the task's metrics (mean ± spread over epochs where there are several); a note per task
+    with context overflows."""
     names = tuple(dict.fromkeys(m for ms in info.get("metric_names", {}).values() for m in ms))
     grid = Grid(title, ["task", "scored", "model err", "infra err", *names], key_columns=4)
+    grid.notes += overflow_notes({task: info["counts"].get(task) for task in info["metrics"]})
     for task, metrics in info["metrics"].items():
         counts = info["counts"][task]
         spread = info.get("metrics_spread", {}).get(task, {})
@@ -110,6 +120,9 @@ def side_by_side(runs: Sequence[LoadedRun]) -> Grid:
             cells: list[Cell] = [s.get(task, {}).get(metric, "-") for s in summaries]
             if any(isinstance(c, Estimate) for c in cells):
                 grid.rows.append([task, metric, *cells])
+    for name, summary in zip(run_names(runs), summaries, strict=True):
+        by_task = {task: entry["counts"] for task, entry in summary.items()}
+        grid.notes += overflow_notes(by_task, prefix=f"{name}: ")
     for run, summary in zip(runs, summaries, strict=True):
         others = {t for s in summaries if s is not summary for t in s}
         if not set(summary) & others:

@@ -31,9 +31,23 @@ def model_of(run: RunResults) -> str:
     return str(config.get("model", "?"))[:200] if isinstance(config, dict) else "?"
 
 
+#: The key of ``counts_of`` that is not a status: model errors whose prompt did not fit the
+#: model's context (``error_kind`` "context_overflow"), counted apart so a small context
+#: window shows as such; they stay in ``model_error`` (and in the score).
+CONTEXT_OVERFLOW = "context_overflow"
+
+
 def counts_of(records: Iterable[dict[str, Any]]) -> dict[str, int]:
-    """How many records have each status (every status present, zero or not)."""
+    """How many records have each status (every status present, zero or not), and how many of
+    the model errors were context overflows (``CONTEXT_OVERFLOW``, a subset of
+    ``model_error``, always present). Sum the statuses, not the values: the overflow key is
+    not a status."""
     counts = {status.value: 0 for status in Status}
+    overflows = 0
     for record in records:
-        counts[record["status"]] += 1
-    return counts
+        status = record["status"]
+        counts[status] += 1
+        overflows += status == Status.MODEL_ERROR.value and (
+            record.get("error_kind") == CONTEXT_OVERFLOW
+        )
+    return {**counts, CONTEXT_OVERFLOW: overflows}

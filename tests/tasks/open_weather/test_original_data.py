@@ -80,7 +80,8 @@ def test_oracle_scores_one_on_original_shaped_cities_and_zips(
     n = len(_lines())
     assert info["metrics"]["open_weather"]["success_rate"] == 1.0
     assert info["metrics"]["open_weather"]["crash_rate"] == 0.0
-    assert info["counts"]["open_weather"] == {"scored": n, "model_error": 0, "infra_error": 0}
+    assert info["counts"]["open_weather"] == {"scored": n, "model_error": 0, "infra_error": 0,
+                                                 "context_overflow": 0}  # fmt: skip
     assert len(records) == n
 
 

@@ -154,4 +154,4 @@ def test_oracle_on_an_original_layout_folder(cli: CliResult, tmp_path: Path) -> 
     assert len(records) == len(ORIGINAL) and all(r["success"] for r in records)
     assert info["metrics"]["the_cat_api"]["success_rate"] == 1.0
     assert info["counts"]["the_cat_api"] == {"scored": len(ORIGINAL), "model_error": 0,
-                                             "infra_error": 0}  # fmt: skip
+                                             "infra_error": 0, "context_overflow": 0}  # fmt: skip
