@@ -69,6 +69,8 @@ def _run(folder: Path, info: dict[str, Any] | None = None) -> Path:
 def test_tokens_line_splits_generated_and_cached() -> None:
     info = {"tokens": TOKENS, "timing": {"generated_tokens_per_s": 45.64}}
     assert tokens_line(info) == TOKENS_LINE
+    resumed = {"tokens": TOKENS, "timing": {"sessions": 2, "generated_tokens_per_s": 45.6}}
+    assert "(45.6 generated tokens/s in the last session);" in str(tokens_line(resumed))
     no_rate = tokens_line({"tokens": TOKENS, "timing": {"elapsed_s": 3.0}})
     assert no_rate == TOKENS_LINE.replace(" (45.6 generated tokens/s)", "")
 

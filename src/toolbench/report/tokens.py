@@ -3,9 +3,9 @@ a run's numbers (``toolbench run``'s summary, ``report`` in the terminal, its ex
 
 run.json's ``tokens`` holds the tokens of calls that were generated (not answered from the
 cache) at its top level and the cached ones under ``cached``; ``timing.generated_tokens_per_s``
-is the generated completion tokens per second. Runs written before that split have top-level
-totals that include cached calls and no rate: the line says so instead of calling them
-generated. ``report`` reads any run folder, so every field is checked, never trusted: a
+is the last session's generated completion tokens per second. Runs written before that split
+have top-level totals that include cached calls and no rate: the line says so instead of
+calling them generated. ``report`` reads any run folder, so every field is checked, never trusted: a
 missing or malformed one is left out of the line, and nothing here raises.
 """
 
@@ -52,7 +52,11 @@ def tokens_line(info: dict[str, Any]) -> str | None:
     if not isinstance(tokens, dict):
         return None
     totals, rate = _pair(tokens), generated_rate(info)
-    speed = f" ({rate:,.1f} generated tokens/s)" if rate is not None else ""
+    timing = info.get("timing")
+    sessions = timing.get("sessions") if isinstance(timing, dict) else None
+    # The rate is the last session's; totals are every session's.
+    last = " in the last session" if isinstance(sessions, int) and sessions > 1 else ""
+    speed = f" ({rate:,.1f} generated tokens/s{last})" if rate is not None else ""
     if "cached" not in tokens:  # written before generated and cached tokens were apart
         if totals is None:
             return None
