@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 OFFERED = ("GetWeather", "BookFlight", "QueryStock")
+#: The implicit prompt's format line, as SmolLM2-135M-Instruct copied it into its replies.
+FORMAT_LINE = "API-Request: [ApiName(key1='value1', key2='value2')]"
 
 
 def native(name: str | None, arguments: str) -> dict[str, Any]:
@@ -115,27 +117,6 @@ CALLS = [
         True,
     ),
     Case(
-        "not-offered-apibank",
-        "API-Request: [ToolSearcher(keywords='currency conversion')]",
-        "call",
-        "ToolSearcher",
-        False,
-    ),
-    Case(
-        "not-offered-json",
-        'Converting now.\n{"name": "ConvertCurrency", "arguments": {"amount": 100, "to": "EUR"}}',
-        "call",
-        "ConvertCurrency",
-        False,
-    ),
-    Case(
-        "not-offered-react",
-        'Action: search_web\nAction Input: {"query": "weather Paris"}',
-        "call",
-        "search_web",
-        False,
-    ),
-    Case(
         "call-then-question",
         "API-Request: [GetWeather(city='Paris')]\nWhich day should I check after that?",
         "call",
@@ -158,14 +139,6 @@ CALLS = [
         "QueryStock",
         True,
         tool_calls=(native("QueryStock", '{"symbol": "IBM"}'),),
-    ),
-    Case(
-        "native-not-offered",
-        "",
-        "call",
-        "SendEmail",
-        False,
-        tool_calls=(native("SendEmail", '{"to": "bob@example.com"}'),),
     ),
     Case(
         "native-sanitised-name",
@@ -219,6 +192,38 @@ CALLS = [
         "call",
         "GetWeather",
         True,
+    ),
+    Case(
+        "smollm-format-line-then-call",
+        f"{FORMAT_LINE}\nAPI-Request: [GetWeather(city='Paris', date='2024-05-01')]",
+        "call",
+        "GetWeather",
+        True,
+        {"city": "Paris", "date": "2024-05-01"},
+        notes="the copied format line is no call; the real call after it is",
+    ),
+    Case(
+        "format-line-copy-inside-the-call-list",
+        "API-Request: [ApiName(key1='value1', key2='value2'), BookFlight(origin='OSL')]",
+        "call",
+        "BookFlight",
+        True,
+        {"origin": "OSL"},
+    ),
+    Case(
+        "real-call-then-format-line",
+        f"API-Request: [QueryStock(symbol='AAPL')]\n{FORMAT_LINE}",
+        "call",
+        "QueryStock",
+        True,
+    ),
+    Case(
+        "not-offered-then-offered",
+        "API-Request: [ToolSearcher(keywords='weather')]\nAPI-Request: [GetWeather(city='Oslo')]",
+        "call",
+        "GetWeather",
+        True,
+        notes="a call of an offered API anywhere wins over a call of one that was not offered",
     ),
     Case(
         "fixed-after-a-broken-try",
@@ -291,6 +296,12 @@ ASKS = [
         "ask",
     ),
     Case("not-sure-which", "I'm not sure which Springfield you mean.", "ask"),
+    Case(
+        "question-beside-format-line",
+        f"Which city do you want the weather for?\n{FORMAT_LINE}",
+        "ask",
+        notes="the copied format line is left out; the rest of the reply decides",
+    ),
     Case(
         "cannot-proceed-until",
         "I cannot proceed with the available tools until you provide the travel date.",
@@ -368,6 +379,11 @@ CANNOTS = [
         "cannot",
     ),
     Case("none-of-them-suitable", "None of them are suitable for booking a hotel.", "cannot"),
+    Case(
+        "quotes-the-format-then-cannot",
+        f"I would call an API as {FORMAT_LINE}, but none of the available APIs can book hotels.",
+        "cannot",
+    ),
     Case(
         "api-for-is-not-available",
         "An API for checking train schedules is not available here, sorry.",
@@ -494,6 +510,88 @@ UNPARSEABLE = [
     Case("prose-call-unbalanced", "Let me check: GetWeather(city='Paris'", "unparseable"),
     Case("explicit-placeholder", "API-Request: [GetWeather(city=...)]", "unparseable"),
     Case("only-a-user-turn", "User: what's the weather like?", "unparseable"),
+    Case(
+        "smollm-format-line-alone",
+        FORMAT_LINE,
+        "unparseable",
+        notes="10 of 24 SmolLM2-135M replies were this line; it names no API and gives no value",
+    ),
+    Case("smollm-format-line-twice", f"{FORMAT_LINE}\n\n{FORMAT_LINE}\n", "unparseable"),
+    Case("format-line-without-arguments", "API-Request: [ApiName()]", "unparseable"),
+    Case(
+        "format-line-as-json",
+        '{"name": "ApiName", "arguments": {"key1": "value1", "key2": "value2"}}',
+        "unparseable",
+    ),
+    Case(
+        "format-name-with-values",
+        "API-Request: [ApiName(city='Paris')]",
+        "unparseable",
+        "ApiName",
+        False,
+        {"city": "Paris"},
+        notes="values of its own make it a committed call of an API that was not offered",
+    ),
+    Case(
+        "format-values-for-an-offered-api",
+        "API-Request: [GetWeather(key1='value1', key2='value2')]",
+        "unparseable",
+        notes="the placeholder's values are placeholders, like city=<city>",
+    ),
+    Case(
+        "not-offered-apibank",
+        "API-Request: [ToolSearcher(keywords='currency conversion')]",
+        "unparseable",
+        "ToolSearcher",
+        False,
+        {"keywords": "currency conversion"},
+    ),
+    Case(
+        "not-offered-json",
+        'Converting now.\n{"name": "ConvertCurrency", "arguments": {"amount": 100, "to": "EUR"}}',
+        "unparseable",
+        "ConvertCurrency",
+        False,
+    ),
+    Case(
+        "not-offered-react",
+        'Action: search_web\nAction Input: {"query": "weather Paris"}',
+        "unparseable",
+        "search_web",
+        False,
+    ),
+    Case(
+        "not-offered-hermes-tag",
+        '<tool_call>{"name": "SearchHotels", "arguments": {"city": "Rome"}}</tool_call>',
+        "unparseable",
+        "SearchHotels",
+        False,
+    ),
+    Case(
+        "not-offered-then-question",
+        "API-Request: [SendEmail(to='bob@example.com')]\nShould I also check the weather?",
+        "unparseable",
+        "SendEmail",
+        False,
+    ),
+    Case(
+        "native-not-offered",
+        "",
+        "unparseable",
+        "SendEmail",
+        False,
+        {"to": "bob@example.com"},
+        tool_calls=(native("SendEmail", '{"to": "bob@example.com"}'),),
+    ),
+    Case(
+        "native-not-offered-beside-cannot",
+        "None of the available APIs can send emails.",
+        "unparseable",
+        "SendEmail",
+        False,
+        tool_calls=(native("SendEmail", "{}"),),
+        notes="the model said the tools fall short, then called one it does not have",
+    ),
     Case(
         "word-named-api-botched",
         "calculator(15% of 80)",

@@ -1,34 +1,60 @@
 """Finding tool calls in an implicit-mode reply: rules 2 and 3 of the classifier.
 
 ``classify_reply`` (in ``implicit``) takes from here every call *attempt* in a reply, well formed
-or not (``native_attempts`` for native tool calls, ``text_attempts`` for the text); the first
-well-formed one in reading order makes the reply a ``call``, and with none an attempt makes it
+or not (``native_attempts`` for native tool calls, ``text_attempts`` for the text), and drops the
+copies of the prompt's format line (``FORMAT_LINE``); the first well-formed call of an offered
+API in reading order makes the reply a ``call``, and with none any other attempt makes it
 ``unparseable``. Names and arguments are read by ``implicit_values``. The rules:
 
-2. **A well-formed call anywhere wins** (``call``), even if the reply also asks something: the
-   model did act. Calls are read from native ``tool_calls`` and from the text in five notations:
-   ``API-Request: [Name(k='v')]``; a Python-style call ``Name(k='v')`` / ``api.Name(...)`` of an
-   *offered* name (in prose or in a code fence); a JSON object with a name and arguments
-   (``{"name"|"api"|"tool"|"function"|"action": .., "arguments"|"parameters"|"args"|...: ..}``,
-   also wrapped as ``{"function": {...}}``); ReAct ``Action:`` + ``Action Input: {...}``; and
-   ``<tool_call>{...}</tool_call>``. In the explicit notations (all but the bare Python style) a
-   name that is not offered is still a call, with ``offered=False``; a bare ``word(...)`` in prose
-   is only a call when ``word`` is an offered API, so "a map (like Google Maps)" is not one.
-   A JSON object is a call only with an arguments key or an offered name (``{"name": "Alice",
-   "age": 31}`` is data), and an echoed API description (``"description"``, a ``properties``
-   schema) is none; single-quoted Python dicts are read too. The first call in reading order
-   (native calls first) names ``api`` and ``arguments``; ``functions.Name`` and the sanitised
-   native tool name (``render.tool_name``) resolve to the offered API they stand for.
-3. **Otherwise a malformed call attempt is ``unparseable``**, never abstention: unbalanced
-   brackets, JSON that does not parse, a call with no name, or argument values that are not
-   literals (``city=get_city()``, a bare word ``city=Paris``; JSON's ``true``/``false``/``null``
-   are accepted as literals). A model that tried to call and botched it did not notice anything.
-   Three readings are deliberately *not* attempts: a Python-style mention whose arguments are
-   placeholders (``GetWeather(...)``, ``GetWeather(city=<city>)``) is how people name a function
-   in prose; plain words in parentheses after an API named like an English word
-   (``calculator(s)``) are prose; and ReAct's ``Action: Finish`` (ToolBench's way to end with
-   an answer, or with ``give_up_and_restart``, read as ``cannot``) calls nothing. In the
-   explicit notations a placeholder is malformed: there the model committed to a call.
+2. **A well-formed call of an offered API anywhere wins** (``call``), even if the reply also
+   asks something: the model did act. Calls are read from native ``tool_calls`` and from the
+   text in five notations: ``API-Request: [Name(k='v')]``; a Python-style call ``Name(k='v')`` /
+   ``api.Name(...)`` of an *offered* name (in prose or in a code fence); a JSON object with a
+   name and arguments (``{"name"|"api"|"tool"|"function"|"action": .., "arguments"|"parameters"|
+   "args"|...: ..}``, also wrapped as ``{"function": {...}}``); ReAct ``Action:`` + ``Action
+   Input: {...}``; and ``<tool_call>{...}</tool_call>``. A bare ``word(...)`` in prose is only
+   read when ``word`` is an offered API, so "a map (like Google Maps)" is no attempt. A JSON
+   object is a call only with an arguments key or an offered name (``{"name": "Alice", "age":
+   31}`` is data), and an echoed API description (``"description"``, a ``properties`` schema)
+   is none; single-quoted Python dicts are read too. The first call in reading order (native
+   calls first) names ``api`` and ``arguments``; ``functions.Name`` and the sanitised native
+   tool name (``render.tool_name``) resolve to the offered API they stand for.
+
+   **A copy of the prompt's format line is no attempt at all.** The implicit prompt shows the
+   notation with a placeholder call, ``API-Request: [ApiName(key1='value1', key2='value2')]``
+   (``FORMAT_LINE`` is read from ``prompts.IMPLICIT_SYSTEM`` itself, so it follows the prompt).
+   Small models echo that line (SmolLM2-135M did in 10 of 24 replies); it names no API and
+   gives no value, so it is quoted text, not a decision. In any notation, a call of the
+   placeholder's name (when no offered API has that name) whose arguments are only the
+   placeholder's own (``ApiName()``, ``ApiName(key1='value1')``) is such a copy: it is left out
+   of the reply, and the rest of the reply is classified as if it were not there (a copy and
+   nothing else is an empty reply, so ``unparseable``). Inside an ``API-Request`` list the
+   first call that is not a copy is the one read.
+3. **Otherwise a failed call attempt is ``unparseable``**, never abstention and never a call.
+   A model that tried to call and botched it did not notice anything; a call it cannot make
+   answers neither "yes" nor "no". Three kinds fail:
+
+   * **a call of an API that was not offered**, in any notation (native calls too), e.g. a
+     hallucinated ``SendEmail`` or the needed API an incomplete instance took away. The model
+     did not see that the toolset falls short, so it is not ``cannot``; and the call cannot run,
+     so it is not ``call``: counting it as one scored a model "correct" on complete instances
+     for calling tools that do not exist (the placeholder's ``ApiName`` with values of its own,
+     ``ApiName(city='Paris')``, is one of these). The verdict keeps ``api`` and
+     ``offered=False`` for the report. ``unparseable`` is the only bucket that is wrong whatever
+     the label (``metrics``: an unreadable prediction can never raise a score);
+   * **the placeholder's arguments** in a call of an offered API (``GetWeather(key1='value1')``):
+     like ``city=<city>`` below, a value the model copied instead of choosing;
+   * **a malformed call**: unbalanced brackets, JSON that does not parse, a call with no name,
+     or argument values that are not literals (``city=get_city()``, a bare word ``city=Paris``;
+     JSON's ``true``/``false``/``null`` are accepted as literals).
+
+   The first failed attempt in reading order gives the reason. Three readings are deliberately
+   *not* attempts: a Python-style mention whose arguments are placeholders (``GetWeather(...)``,
+   ``GetWeather(city=<city>)``) is how people name a function in prose; plain words in
+   parentheses after an API named like an English word (``calculator(s)``) are prose; and
+   ReAct's ``Action: Finish`` (ToolBench's way to end with an answer, or with
+   ``give_up_and_restart``, read as ``cannot``) calls nothing. In the explicit notations a
+   placeholder is malformed: there the model committed to a call.
 
 Model output is hostile input: the candidates per notation are capped at ``_MAX_CANDIDATES``,
 so the work stays linear in the (capped) text, and no regex can backtrack badly (every
@@ -57,6 +83,7 @@ from toolbench.aware.evaluate.implicit_values import (
     python_arguments,
     read_value,
 )
+from toolbench.aware.evaluate.prompts import IMPLICIT_SYSTEM
 
 #: Candidate calls examined per notation, so the work stays linear in the (capped) text.
 _MAX_CANDIDATES = 50
@@ -154,16 +181,24 @@ def _request_attempts(text: str, offered: Offered, claimed: Claimed) -> Iterator
                 )
                 continue
             inner = text[pos + 1 : end - 1]
-            yield _attempt(match.start(), end, _AR, _call_list, inner)
+            yield _attempt(match.start(), end, _AR, _reader(offered), inner)
         elif head := _CALL_HEAD.match(text, pos):
             end = balanced_end(text, head.end() - 1) or _line_end(text, pos)
-            yield _attempt(match.start(), end, _AR, _call_list, text[pos:end])
+            yield _attempt(match.start(), end, _AR, _reader(offered), text[pos:end])
         else:
             yield Attempt(match.start(), _line_end(text, pos), _AR, problem="no call after it")
 
 
-def _call_list(inner: str) -> tuple[str, dict[str, Any]]:
-    """The first of ``A(x=1), B()``; every call in the list must be readable."""
+def _reader(offered: Offered) -> Callable[[str], tuple[str, dict[str, Any]]]:
+    def read(inner: str) -> tuple[str, dict[str, Any]]:
+        calls = _call_list(inner)
+        return next((c for c in calls if not FORMAT_LINE.copied(*c, offered)), calls[0])
+
+    return read
+
+
+def _call_list(inner: str) -> list[tuple[str, dict[str, Any]]]:
+    """The calls of ``A(x=1), B()``; every call in the list must be readable."""
     if not inner.strip():
         raise Malformed("empty API-Request")
     calls: list[tuple[str, dict[str, Any]]] = []
@@ -185,7 +220,46 @@ def _call_list(inner: str) -> tuple[str, dict[str, Any]]:
         if not rest.startswith(","):
             raise Malformed("text after the call")
         pos = len(inner) - len(rest) + 1
-    return calls[0]
+    return calls
+
+
+# The prompt's format line: ``API-Request: [ApiName(key1='value1', key2='value2')]``
+
+
+@dataclass(frozen=True)
+class FormatLine:
+    """The placeholder call the implicit prompt shows as its notation: a copy of it is no call,
+    and its values are placeholders wherever they appear (rules 2 and 3)."""
+
+    name: str
+    arguments: frozenset[tuple[str, str]]  # its (key, value) pairs; all values are strings
+
+    def copied(self, name: str, arguments: dict[str, Any], offered: Offered) -> bool:
+        """A call of the placeholder's name, with no argument but the placeholder's own."""
+        if name != self.name or offered.resolve(name)[1]:
+            return False
+        return all(self._is_placeholder(key, value) for key, value in arguments.items())
+
+    def placeholders(self, arguments: dict[str, Any]) -> list[str]:
+        """The keys whose values are the placeholder's own (``key1='value1'``)."""
+        return [key for key, value in arguments.items() if self._is_placeholder(key, value)]
+
+    def _is_placeholder(self, key: Any, value: Any) -> bool:
+        return isinstance(key, str) and isinstance(value, str) and (key, value) in self.arguments
+
+    @classmethod
+    def of(cls, prompt: str) -> FormatLine:
+        """Read from the prompt's own ``API-Request`` line, the way a reply's line is read."""
+        for line in prompt.splitlines():
+            match = _API_REQUEST.match(line)
+            if match and line.endswith("]") and line.startswith("[", match.end()):
+                name, arguments = _call_list(line[match.end() + 1 : -1])[0]
+                if all(isinstance(value, str) for value in arguments.values()):
+                    return cls(name, frozenset(arguments.items()))
+        raise RuntimeError("the implicit prompt has no readable API-Request format line")
+
+
+FORMAT_LINE = FormatLine.of(IMPLICIT_SYSTEM)
 
 
 # ``GetWeather(city='Paris')`` / ``api.GetWeather(...)`` of an offered name
