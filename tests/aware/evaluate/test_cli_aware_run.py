@@ -199,15 +199,27 @@ def test_explanations_judged_and_compared_with_hand_labels(
     assert f"agreement {1 / explained:.3f}" in stdout
 
 
-def test_malformed_implicit_call_is_wrong_not_abstention(
-    cli: Cli, mixed: Path, tmp_path: Path
+@pytest.mark.parametrize(
+    ("prediction", "api"),
+    [
+        ("API-Request: [search(location='Austin'", None),  # malformed
+        ("API-Request: [ApiName(key1='value1', key2='value2')]", None),  # the format line, copied
+        ("API-Request: [SendEmail(to='bob@example.com')]", "SendEmail"),  # not offered
+    ],
+    ids=["malformed", "format-line-copy", "not-offered"],
+)
+def test_failed_implicit_call_is_wrong_not_abstention_nor_a_call(
+    cli: Cli, mixed: Path, tmp_path: Path, prediction: str, api: str | None
 ) -> None:
+    """SmolLM2-135M copied the prompt's format line in 10 of 24 replies, and complete instances
+    scored correct for it: a reply whose only calls cannot run is wrong whatever the label."""
     from toolbench.aware.evaluate.items import evaluated
     from toolbench.aware.evaluate.run import limited_families
     from toolbench.aware.schema import read_instances
 
     chosen = limited_families(evaluated(read_instances(mixed), include_pending=True), 1)
-    lines = [{"id": i.id, "prediction": "API-Request: [search(location='Austin'"} for i in chosen]
+    assert {i.label for i in chosen} == {"complete", "incomplete"}
+    lines = [{"id": i.id, "prediction": prediction} for i in chosen]
     (tmp_path / "m.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     info = _run(
         cli, mixed, tmp_path / "run", "--model", f"replay:{tmp_path / 'm.jsonl'}",
@@ -215,8 +227,11 @@ def test_malformed_implicit_call_is_wrong_not_abstention(
     )  # fmt: skip
     row = _all_row(info, "implicit")
     assert row["accuracy"] == 0.0 and row["recall"] == 0.0  # never counted as abstaining
+    assert row["yes_ratio"] == 0.0  # nor as calling
     records = read_records(tmp_path / "run")
     assert {r["details"]["bucket"] for r in records} == {"unparseable"}
+    assert {r["details"]["api"] for r in records} == {api}
+    assert {r["details"]["offered"] for r in records} == {None if api is None else False}
 
 
 def test_infra_errors_are_left_out_and_retried(cli: Cli, mixed: Path, tmp_path: Path) -> None:
