@@ -105,7 +105,9 @@ def test_prompt_command_shows_original_shape(cli: Callable[..., CliResult]) -> N
     )
     assert code == 0
     assert out.count("-------------") == 2
-    assert "\nTask: " in out and out.endswith("\nAction:\n")
+    prompt, _, settings = out.rpartition(" generation ")  # max_tokens and stops come last
+    assert "\nTask: " in out and prompt.rstrip("─-").endswith("\nAction:\n")
+    assert "stop: '------', 'Task:'" in settings
     assert out.count("API.") >= 10
 
 

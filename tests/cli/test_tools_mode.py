@@ -240,5 +240,7 @@ def test_prompt_shows_the_tools(cli: Callable[..., CliResult]) -> None:
     code, out, err = cli("prompt", "booking", "--sample", "0", "--mode", "tools")
     assert code == 0, err
     assert "calling the API through the tools" in out
-    tools = json.loads(out[out.rindex("\n[\n") :])
+    shown = out[: out.rindex(" generation ")].rstrip("─-")  # max_tokens and stops come last
+    tools = json.loads(shown[shown.rindex("\n[\n") :])
+    assert out.endswith("stop: none\n")  # tools mode sends no stop sequences
     assert tools[0]["function"]["name"] == "select_booking_type"

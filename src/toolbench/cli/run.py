@@ -198,4 +198,10 @@ def command_prompt(args: argparse.Namespace, console: Console, default_cache: Pa
     if args.mode == Mode.TOOLS.value and task.toolset is not None:
         console.rule("tools")
         console.out(json.dumps(list(task.toolset.openai()), indent=2), highlight=False)
+    # What ends the reply, as sent: repr quotes each stop so a "\n" or a space shows.
+    if request.prompt is not None and not request.prompt.endswith("\n"):
+        console.out("")  # the rule on a line of its own, after a prompt that ends mid-line
+    console.rule("generation")
+    stops = ", ".join(repr(stop) for stop in request.stop) or "none"
+    console.out(f"max_tokens: {request.max_tokens}\nstop: {stops}", highlight=False)
     return 0

@@ -4,7 +4,9 @@ A task solves a sample however it likes: one prompt and one answer (the five Too
 an episode of many turns, a tool-calling loop, or a program that asks the model again while it
 runs. Whatever the shape, every model call goes through the ``Recorder`` the runner hands it,
 so every call is recorded on the sample's state (step, prompt hash, text, tool calls, tokens,
-latency, cache use) and reaches the run log, the totals and replay the same way.
+latency, cache use) and reaches the run log, the totals and replay the same way. The recorder
+is also where a reply is cut at the request's stop sequences (``finish_generation``), for every
+backend and for cached replies alike, so a score never depends on how the model was served.
 
 Model text is hostile input, and the harness parses it (extraction, grounding, action
 grammars, classifiers) on the same event loop that drives every other sample. Two limits here
@@ -28,6 +30,7 @@ from typing import Any, TypeVar
 from toolbench.core.bounded import bounded_text
 from toolbench.models.base import Model, ModelOutputError
 from toolbench.models.digest import prompt_digest
+from toolbench.models.generation import finish_generation
 from toolbench.sandbox import SandboxError
 from toolbench.types import (
     ContextOverflow,
@@ -141,6 +144,10 @@ class CallRecord:
     cached: bool
     finish_reason: str | None
     role: str = "model"  # "judge" for a call to the judging model (awareness explanations)
+    #: The reply as received when the harness cut it at a stop sequence; None when not cut.
+    raw_text: str | None = None
+    #: Requests that shared the model call that answered this one (a local batch).
+    batch_size: int = 1
 
     def as_json(self) -> dict[str, Any]:
         entry: dict[str, Any] = {
@@ -153,6 +160,10 @@ class CallRecord:
             "cached": self.cached,
             "finish_reason": self.finish_reason,
         }
+        if self.raw_text is not None:
+            entry["raw_text"] = bounded_text(self.raw_text, MAX_CALL_TEXT_CHARS)
+        if self.batch_size > 1:
+            entry["batch_size"] = self.batch_size
         if self.tool_calls:
             entry["tool_calls"] = self.tool_calls
         if self.role != "model":
@@ -185,7 +196,8 @@ class SampleState:
 class Recorder:
     """The ``generate`` a solve loop calls: it fills in the sample and epoch, makes each step
     label unique within the sample (``turn`` twice becomes ``turn`` and ``turn#2``), sends the
-    request through the (cached, retrying) model and records the call. Exceptions (infra
+    request through the (cached, retrying) model, cuts the reply at the request's stop
+    sequences (``finish_generation``) and records the call. Exceptions (infra
     errors, model errors) pass through: the runner turns them into the sample's outcome."""
 
     def __init__(self, model: Model, state: SampleState, role: str = "model") -> None:
@@ -212,7 +224,8 @@ class Recorder:
         phash = prompt_hash(request)
         if not state.first_prompt_hash:
             state.first_prompt_hash = phash
-        generation = await self._model.generate(request)
+        # Cut at the stop sequences here, once for every backend (cache hits included).
+        generation = finish_generation(await self._model.generate(request), request)
         state.calls.append(
             CallRecord(
                 step=request.step,
@@ -225,6 +238,8 @@ class Recorder:
                 cached=generation.cached,
                 finish_reason=generation.finish_reason,
                 role=self._role,
+                raw_text=generation.raw_text,
+                batch_size=generation.batch_size,
             )
         )
         check_reply_size(generation.text)  # after recording: the call happened and is counted

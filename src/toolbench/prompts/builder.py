@@ -2,9 +2,13 @@
 
 Completion mode reproduces the original ToolBench prompt shape: an API-docs block and a
 demonstrations block, each closed by a dashed separator, then ``Task: {query}\\nAction:\\n``;
-generation stops at ``------`` or ``Task:``. Chat mode sends the same content as messages.
-Tools mode sends the chat content under its own instruction, without stop sequences; the task
-adds its API as native tools to each turn's request. The header sentences are ours.
+generation stops at ``------`` or ``Task:`` (a base model goes on to write the next example).
+Chat mode sends the same content as messages, without stop sequences: the chat template's end
+of turn ends a reply, and a chat model may well begin its reply with ``Task:`` (SmolLM2 does),
+which those stops would cut to nothing. Tools mode sends the chat content under its own
+instruction, also without stop sequences; the task adds its API as native tools to each turn's
+request. A run's ``--stop``/``--no-stop`` (``PromptConfig.stop``) replaces a mode's defaults.
+The header sentences are ours.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from toolbench.retrieval import Retriever, make_retriever
 from toolbench.types import DEFAULT_MAX_TOKENS, Doc, GenerationRequest, Sample, TaskContext
 
 SEPARATOR = "-------------"
+#: Completion mode's stop sequences: the end of the answer's block, or the next example.
 STOP_SEQUENCES = ("------", "Task:")
 API_HEADER = "You can call these API functions:\n\n"
 EXAMPLES_HEADER = "Here are example tasks, each followed by the action that completes it:\n\n"
@@ -41,6 +46,12 @@ class Mode(str, enum.Enum):
     TOOLS = "tools"  # chat messages plus the task's API as native function tools
 
 
+def default_stops(mode: Mode) -> tuple[str, ...]:
+    """The stop sequences of ``mode`` when the run sets none (see the module doc): only
+    completion mode has any."""
+    return STOP_SEQUENCES if mode is Mode.COMPLETION else ()
+
+
 @dataclass(frozen=True)
 class PromptConfig:
     mode: Mode = Mode.COMPLETION
@@ -50,6 +61,14 @@ class PromptConfig:
     max_tokens: int = DEFAULT_MAX_TOKENS
     temperature: float = 0.0
     seed: int | None = 0
+    #: The run's stop sequences (``--stop``; ``()`` for ``--no-stop``), replacing the mode's
+    #: defaults; None: ``default_stops(mode)``.
+    stop: tuple[str, ...] | None = None
+
+    @property
+    def stops(self) -> tuple[str, ...]:
+        """The stop sequences a request of this configuration carries."""
+        return default_stops(self.mode) if self.stop is None else self.stop
 
 
 @dataclass(frozen=True)
@@ -109,6 +128,11 @@ class Prompter:
         self._retrieved: dict[str, Retrieved] = {}
         self._retrievers: dict[str, Retriever] = {}
 
+    @property
+    def stops(self) -> tuple[str, ...]:
+        """The stop sequences of this prompter's requests: the run's, else the mode's."""
+        return self.config.stops
+
     def prepare(self, samples: Sequence[Sample]) -> None:
         queries = [s.query for s in samples if s.query not in self._retrieved]
         if not queries:
@@ -142,8 +166,7 @@ class Prompter:
         return GenerationRequest(
             prompt=completion_prompt(task_text, retrieved) if messages is None else None,
             messages=messages,
-            # Tool calls are not text: a stop sequence could only cut a final reply short.
-            stop=() if mode is Mode.TOOLS else STOP_SEQUENCES,
+            stop=self.stops,
             max_tokens=self.config.max_tokens,
             temperature=self.config.temperature,
             # A different seed per epoch, so sampled epochs are different draws.

@@ -48,6 +48,9 @@ def prompt_config_for(task: Task, config: RunConfig) -> PromptConfig:
         max_tokens=d.max_tokens if config.max_tokens is None else config.max_tokens,
         temperature=config.temperature,
         seed=config.seed,
+        # None: each task's stops for the mode; a list (--stop, or [] for --no-stop) replaces
+        # the harness's stops of every task.
+        stop=None if config.stop is None else tuple(config.stop),
     )
 
 

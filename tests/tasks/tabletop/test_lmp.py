@@ -202,14 +202,15 @@ def test_a_nested_model_error_reaches_the_solve_loop(pool: SandboxPool, code: st
 
 
 # Model text holding a lone surrogate: an escape in the code makes one at run time (the code
-# itself is ASCII), or the reply carries one (a replayed or served reply can).
+# itself is ASCII), or the reply carries one (a replayed or served reply can). No reply holds
+# its LMP's stop sequences ("#", "objects = ["): the recorder would cut the reply there.
 SURROGATE_CASES = [
-    ({("tabletop_ui", "do it"): "record(parse_obj_name('\\ud800', 'objects = []'))"},
+    ({("tabletop_ui", "do it"): "record(parse_obj_name('\\ud800', 'objs = []'))"},
      "parse_obj_name's query"),
-    ({("tabletop_ui", "do it"): "record(parse_position('left', 'objects = [\\'\\udfff\\']'))"},
+    ({("tabletop_ui", "do it"): "record(parse_position('left', 'objs = [\\'\\udfff\\']'))"},
      "parse_position's context"),
-    ({("tabletop_ui", "do it"): "x = 1  # \ud800"}, "tabletop_ui's reply"),
-    ({("tabletop_ui", "do it"): "record(parse_obj_name('q', 'objects = []'))",
+    ({("tabletop_ui", "do it"): "x = '\ud800'"}, "tabletop_ui's reply"),
+    ({("tabletop_ui", "do it"): "record(parse_obj_name('q', 'objs = []'))",
       ("parse_obj_name", "q"): "ret_val = '\udc80'"}, "parse_obj_name's reply"),
     ({("tabletop_ui", "do it"): "record(make_it(1))",
       ("fgen", "make_it(1)"): "def make_it(a):\n    return '\ud800'"},

@@ -197,11 +197,12 @@ def test_replayed_text_utf8_cannot_encode_is_a_model_error(
     cli: Callable[..., CliResult], tmp_path: Path
 ) -> None:
     """A nested LMP query with a lone surrogate (an escape in the code) and a reply holding
-    one: each the model's error with a message saying so, not an internal error."""
+    one: each the model's error with a message saying so, not an internal error. (Neither
+    reply holds a stop sequence of its LMP, which the recorder would cut it at.)"""
     replies = [
         {"id": "SI_0-0", "step": "tabletop_ui",
-         "prediction": "x = parse_obj_name('\\ud800', 'objects = []')"},
-        {"id": "SI_1-0", "step": "tabletop_ui", "prediction": "x = 1  # \ud800"},
+         "prediction": "x = parse_obj_name('\\ud800', 'objs = []')"},
+        {"id": "SI_1-0", "step": "tabletop_ui", "prediction": "x = '\ud800'"},
     ]  # fmt: skip
     replay = tmp_path / "replay.jsonl"
     replay.write_text("".join(json.dumps(r) + "\n" for r in replies))
@@ -233,8 +234,13 @@ def test_data_with_a_lone_surrogate_is_exit_2(
 def test_prompt_command_shows_the_first_lmp_prompt(cli: Callable[..., CliResult]) -> None:
     from toolbench.tasks.tabletop import prompts
 
-    code, shown, err = cli("prompt", "tabletop", "--sample", "SI_0-0")
+    code, out, err = cli("prompt", "tabletop", "--sample", "SI_0-0")
     assert code == 0, err
+    # max_tokens and the stop sequences follow the prompt, after a rule on a line of its own.
+    *prompt_lines, rule, _, _, _ = out.split("\n")
+    assert rule.strip("─- ") == "generation", rule
+    shown = "\n".join(prompt_lines)
+    assert out.endswith("\nmax_tokens: 256\nstop: '#', 'objects = [', '------', 'Task:'\n")
     record = json.loads((V0 / "test.jsonl").read_text().splitlines()[0])
     configs = record["configs"]
     objects = [*configs["block_list"], *configs["bowl_list"]]

@@ -42,7 +42,8 @@ from toolbench.sandbox import host
 from toolbench.sandbox.world import World
 
 FGEN = "fgen"
-HARNESS_STOPS = ("------", "Task:")  # the generator adds these to every LMP's own stops
+# Completion mode adds these to every LMP's own stops (session.harness_stops; --stop replaces).
+HARNESS_STOPS = ("------", "Task:")
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,10 @@ builds the prompt the original built (memo §2.2: base prompt, the session's his
 ``# define function: <signature>.``), asks the model through the runner's recording
 ``generate`` (so the call is cached, retried and recorded as a step: ``tabletop_ui``,
 ``parse_obj_name``, ``parse_obj_name#2``, ``fgen:make_line``), and answers with the code.
+Each request stops at its LMP's own stop sequences in every mode (they end the code block the
+original asked for), plus the harness's ``HARNESS_STOPS`` in completion mode only (a chat
+reply ends with its turn); a run's ``--stop``/``--no-stop`` replaces the harness's stops,
+never the LMP's (``harness_stops``).
 
 The worker is not trusted: a payload that is not exactly one of the two shapes, an unknown
 LMP, a function name that is not an identifier or text over ``MAX_TEXT_CHARS`` is refused
@@ -122,7 +126,7 @@ class LmpSession:
         return GenerationRequest(
             prompt=None if chat else prompt,
             messages=messages,
-            stop=(*stops, *HARNESS_STOPS),
+            stop=_unique((*stops, *harness_stops(config))),
             max_tokens=config.max_tokens,
             temperature=config.temperature,
             seed=None if config.seed is None else config.seed + self.epoch,
@@ -131,6 +135,19 @@ class LmpSession:
             step=step,
             ideal=self.ideal(*ideal_key) if self.ideal is not None else None,
         )
+
+
+def harness_stops(config: PromptConfig) -> tuple[str, ...]:
+    """The stops the harness adds to every LMP's own: the run's (``--stop``, none for
+    ``--no-stop``), else ``HARNESS_STOPS`` in completion mode and none in chat mode."""
+    if config.stop is not None:
+        return config.stop
+    return HARNESS_STOPS if config.mode is Mode.COMPLETION else ()
+
+
+def _unique(stops: tuple[str, ...]) -> tuple[str, ...]:
+    """``stops`` without repeats, in order: a server takes only the first few (OpenAI: 4)."""
+    return tuple(dict.fromkeys(stops))
 
 
 def _text(payload: dict[str, Any], key: str, owner: str) -> str:
