@@ -88,6 +88,7 @@ def test_known_models_cover_every_prefix_and_the_awareness_baselines() -> None:
         "replay:FILE",
         "openai:MODEL",
         "hf:PATH_OR_NAME",
+        "smollm2",
         "always-yes",
         "always-no",
         "random[:SEED]",

