@@ -226,6 +226,22 @@ CALLS = [
         notes="a call of an offered API anywhere wins over a call of one that was not offered",
     ),
     Case(
+        "not-offered-first-in-the-list",
+        "API-Request: [SendEmail(to='bob@example.com'), QueryStock(symbol='IBM')]",
+        "call",
+        "QueryStock",
+        True,
+        {"symbol": "IBM"},
+    ),
+    Case(
+        "pythonic-list-reply",
+        "<|python_start|>[search_web(q='x'), BookFlight(origin='OSL')]<|python_end|>",
+        "call",
+        "BookFlight",
+        True,
+        {"origin": "OSL"},
+    ),
+    Case(
         "fixed-after-a-broken-try",
         "API-Request: [GetWeather(city='Paris'\nSorry, let me fix that:\n"
         "API-Request: [GetWeather(city='Paris')]",
@@ -450,6 +466,13 @@ ANSWERS = [
         "answer",
         notes="the reply ends where the model starts writing the user's turn",
     ),
+    Case("parenthesised-aside", "Noted (see above).", "answer"),
+    Case(
+        "unoffered-call-shape-in-prose",
+        "You could try [send_email(to='bob')] in another assistant.",
+        "answer",
+        notes="a pythonic call of a name not offered is only read when it is the whole reply",
+    ),
     Case("hope-this-helps", "Paris will be around 20 degrees tomorrow. Hope this helps!", "answer"),
     Case("terse-ack", "Noted: your meeting is at 3pm.", "answer"),
     Case("no-tool-needed", "No tool call is needed here: 12 x 12 is 144.", "answer"),
@@ -574,6 +597,16 @@ UNPARSEABLE = [
         "SendEmail",
         False,
     ),
+    Case(
+        "not-offered-pythonic-reply",
+        "[send_email(to='bob@example.com', subject='Hi')]",
+        "unparseable",
+        "send_email",
+        False,
+        {"to": "bob@example.com", "subject": "Hi"},
+        notes="Llama 3.2's format, left in the text by a tools-mode parser that knows no such tool",
+    ),
+    Case("not-offered-bare-call", "  SendEmail(to='bob')\n", "unparseable", "SendEmail", False),
     Case(
         "native-not-offered",
         "",

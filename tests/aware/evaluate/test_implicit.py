@@ -63,7 +63,11 @@ def test_nothing_past_the_cap_is_read() -> None:
 
 
 def test_no_offered_apis() -> None:
-    assert classify_reply("GetWeather(city='Paris')", []).bucket == "answer"
+    # a name in prose is only read as a call of an offered API...
+    assert classify_reply("Sure: GetWeather(city='Paris') would do.", []).bucket == "answer"
+    # ...but a reply that is nothing but a call calls it (the API a tool removal took away)
+    alone = classify_reply("GetWeather(city='Paris')", [])
+    assert (alone.bucket, alone.api, alone.offered) == ("unparseable", "GetWeather", False)
     verdict = classify_reply("API-Request: [GetWeather(city='Paris')]", [])
     assert (verdict.bucket, verdict.api, verdict.offered) == ("unparseable", "GetWeather", False)
     assert verdict.reason == "call of an API that was not offered: GetWeather"
@@ -237,6 +241,8 @@ def test_a_call_of_an_api_that_was_not_offered_is_never_a_call(
         (f"API-Request: [{name}(a=1)]\n{text}", []),
         (f'{{"name": "{name}", "arguments": {{}}}}\n{text}', []),
         (text, [native(name, "{}")]),
+        (f"[{name}(a=1)]", []),
+        (f"{name}(a=1)", []),
     ):
         verdict = classify_reply(reply, api_names, calls)
         if verdict.bucket == "call":  # only a call of an offered API in ``text`` can do this

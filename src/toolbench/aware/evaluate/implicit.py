@@ -13,7 +13,8 @@ called now), ``unparseable`` as no answer (wrong whatever the label) and the res
    template marker): what a model puts in the user's mouth is not its own decision.
 2. **A well-formed call of an offered API anywhere wins** (``call``), even if the reply also
    asks something: the model did act. Calls are read from native ``tool_calls`` and from the
-   text in five notations (API-Request, Python-style, JSON, ReAct, ``<tool_call>``); the first
+   text in six notations (API-Request, a pythonic call reply, Python-style, JSON, ReAct,
+   ``<tool_call>``); the first
    such call in reading order (native calls first) names ``api`` and ``arguments``. A copy of
    the prompt's format line (``API-Request: [ApiName(key1='value1', key2='value2')]``) is no
    call: it is taken out of the reply, and the rules go on with what is left.

@@ -8,7 +8,10 @@ API in reading order makes the reply a ``call``, and with none any other attempt
 
 2. **A well-formed call of an offered API anywhere wins** (``call``), even if the reply also
    asks something: the model did act. Calls are read from native ``tool_calls`` and from the
-   text in five notations: ``API-Request: [Name(k='v')]``; a Python-style call ``Name(k='v')`` /
+   text in six notations: ``API-Request: [Name(k='v')]``; a reply that is nothing but a
+   readable pythonic call ``[A(k='v'), B()]`` or ``A(k='v')`` (Llama 3.2's tool format, which a
+   local model's tools-mode parser leaves in the text when it names no offered tool; optionally
+   in ``<|python_start|>``/``<|python_end|>``); a Python-style call ``Name(k='v')`` /
    ``api.Name(...)`` of an *offered* name (in prose or in a code fence); a JSON object with a
    name and arguments (``{"name"|"api"|"tool"|"function"|"action": .., "arguments"|"parameters"|
    "args"|...: ..}``, also wrapped as ``{"function": {...}}``); ReAct ``Action:`` + ``Action
@@ -28,8 +31,9 @@ API in reading order makes the reply a ``call``, and with none any other attempt
    placeholder's name (when no offered API has that name) whose arguments are only the
    placeholder's own (``ApiName()``, ``ApiName(key1='value1')``) is such a copy: it is left out
    of the reply, and the rest of the reply is classified as if it were not there (a copy and
-   nothing else is an empty reply, so ``unparseable``). Inside an ``API-Request`` list the
-   first call that is not a copy is the one read.
+   nothing else is an empty reply, so ``unparseable``). A list of calls (``API-Request: [A(),
+   B()]``) is read as its first call of an offered API, else as its first call that is not a
+   copy.
 3. **Otherwise a failed call attempt is ``unparseable``**, never abstention and never a call.
    A model that tried to call and botched it did not notice anything; a call it cannot make
    answers neither "yes" nor "no". Three kinds fail:
@@ -141,8 +145,8 @@ def _native_call(call: Any) -> tuple[str, dict[str, Any]]:
 def text_attempts(text: str, offered: Offered) -> list[Attempt]:
     """Attempts in every notation; a span read by one notation is not read again by a later one
     (so the ``GetWeather(...)`` inside a broken ``API-Request: [GetWeather(...)`` stays broken)."""
-    finders: tuple[Finder, ...] = (_tag_attempts, _request_attempts, _react_attempts)
-    finders += (_json_attempts, _python_attempts)
+    finders: tuple[Finder, ...] = (_whole_reply_attempts, _tag_attempts, _request_attempts)
+    finders += (_react_attempts, _json_attempts, _python_attempts)
     attempts: list[Attempt] = []
     claimed: Claimed = []
     for finder in finders:
@@ -190,9 +194,13 @@ def _request_attempts(text: str, offered: Offered, claimed: Claimed) -> Iterator
 
 
 def _reader(offered: Offered) -> Callable[[str], tuple[str, dict[str, Any]]]:
+    """Reads a call list to the call that stands for it: the first of an offered API, else
+    the first that is not a copy of the format line."""
+
     def read(inner: str) -> tuple[str, dict[str, Any]]:
         calls = _call_list(inner)
-        return next((c for c in calls if not FORMAT_LINE.copied(*c, offered)), calls[0])
+        real = [call for call in calls if not FORMAT_LINE.copied(*call, offered)] or calls
+        return next((call for call in real if offered.resolve(call[0])[1]), real[0])
 
     return read
 
@@ -260,6 +268,37 @@ class FormatLine:
 
 
 FORMAT_LINE = FormatLine.of(IMPLICIT_SYSTEM)
+
+
+# A reply that is nothing but ``[A(x=1), B()]`` or ``A(x=1)``: the pythonic tool-call format
+
+_PYTHON_OPEN = ("<|python_tag|>", "<|python_start|>")
+_PYTHON_CLOSE = ("", "<|python_end|>", "<|eom_id|>")
+_WHOLE = "pythonic call reply"
+
+
+def _whole_reply_attempts(text: str, offered: Offered, claimed: Claimed) -> Iterator[Attempt]:
+    """Llama 3.2's pythonic calls, which a local model's tools-mode parser leaves in the text
+    when they name no offered tool. Only a readable call counts: the whole reply is then the
+    call, so it is no prose, whatever its name; an unreadable one is left to the rules for
+    prose (``Noted (see above)`` is a whole reply of that shape)."""
+    start = _skip_space(text, 0)
+    opener = next((tag for tag in _PYTHON_OPEN if text.startswith(tag, start)), "")
+    start = _skip_space(text, start + len(opener))
+    listed = text.startswith("[", start)
+    if not (listed or _CALL_HEAD.match(text, start)):
+        return
+    end = balanced_end(text, start)
+    if end is None or text[end:].strip() not in _PYTHON_CLOSE:
+        return
+    inner = text[start + 1 : end - 1] if listed else text[start:end]
+    attempt = _attempt(start, end, _WHOLE, _reader(offered), inner)
+    if attempt.ok:
+        yield attempt
+
+
+def _skip_space(text: str, pos: int) -> int:
+    return len(text) - len(text[pos:].lstrip()) if pos < len(text) else pos
 
 
 # ``GetWeather(city='Paris')`` / ``api.GetWeather(...)`` of an offered name
