@@ -71,7 +71,7 @@ class AwareTask(TaskBase):
     metrics = METRICS
     # No retrieval: the prompts show the instance's own APIs.
     defaults = TaskDefaults(top_k_api=0, top_k_example=0)
-    scoring_version = f"1/prompts-{PROMPT_VERSION}"
+    scoring_version = f"2/prompts-{PROMPT_VERSION}"
     option_defaults = MappingProxyType(
         {
             "dataset": None,
