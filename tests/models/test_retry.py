@@ -13,10 +13,11 @@ import pytest
 
 from tests.fakeserver import FakeOpenAIServer
 from tests.models.conftest import FakeSleep
+from tests.models.test_retry_breaker import FakeTime
 from toolbench.models.base import ModelOptions, ModelOutputError
 from toolbench.models.openai_compat import OpenAIModel
 from toolbench.models.retry import RetryingModel, parse_retry_after
-from toolbench.types import Generation, GenerationRequest, InfraError
+from toolbench.types import Generation, GenerationRequest, InfraError, ServiceDown
 
 REQUEST = GenerationRequest(prompt="hello")
 
@@ -124,16 +125,24 @@ async def test_request_errors_are_not_retried(
     assert model.attempts == 1 and fake_sleep.delays == []
 
 
-async def test_connection_refused_is_retried(fake_sleep: FakeSleep) -> None:
+async def test_connection_refused_is_retried_then_the_service_is_down() -> None:
+    """Refused connections are retried; when they go on for the breaker's window the call
+    ends with ServiceDown (one line naming the URL and the cause), not an infra error."""
     with socket.socket() as sock:  # a port that was free a moment ago: nothing listens there
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    inner = OpenAIModel("fake", ModelOptions(base_url=f"http://127.0.0.1:{port}/v1"))
-    model = RetryingModel(inner, max_retries=2, sleep=fake_sleep)
-    with pytest.raises(InfraError, match=r"3 attempts.*(APIConnectionError|APITimeoutError)"):
+    url = f"http://127.0.0.1:{port}/v1"
+    inner = OpenAIModel("fake", ModelOptions(base_url=url))
+    clock = FakeTime()
+    model = RetryingModel(inner, max_retries=2, sleep=clock.sleep, clock=clock, rng=lambda: 1.0)
+    with pytest.raises(ServiceDown) as caught:
         await model.generate(REQUEST)
     await model.aclose()
-    assert model.attempts == 3 and len(fake_sleep.delays) == 2
+    assert str(caught.value) == (
+        f"the model server at {url} stopped answering (Connection refused since 10 s)"
+    )
+    # Three attempts (waits 0.5 and 1), then a wait for the breaker's decision and one more.
+    assert model.attempts == 4 and clock.delays == [0.5, 1.0, 8.5]
 
 
 async def test_timeouts_are_retried(server: FakeOpenAIServer, fake_sleep: FakeSleep) -> None:
@@ -186,8 +195,8 @@ async def test_other_errors_pass_through_untouched(fake_sleep: FakeSleep, error:
 
 
 async def test_transport_errors_are_retried(fake_sleep: FakeSleep) -> None:
-    inner = _Broken(httpx.ReadError("reset"))
+    inner = _Broken(httpx.ReadTimeout("slow"))
     model = RetryingModel(inner, max_retries=2, sleep=fake_sleep)
-    with pytest.raises(InfraError, match=r"3 attempts.*ReadError"):
+    with pytest.raises(InfraError, match=r"3 attempts.*ReadTimeout"):
         await model.generate(REQUEST)
     assert inner.calls == 3

@@ -160,4 +160,9 @@ def test_totals_count_every_session_after_an_interruption(
     assert info["timing"]["sessions"] == 2
     recorded = sum(len(r["calls"]) for r in records)
     assert info["model_calls"]["live"] + info["model_calls"]["cached"] == recorded
-    assert info["tokens"]["prompt"] == sum(r["prompt_tokens"] for r in records)
+    # Generated and cached tokens apart; together, every recorded call's.
+    tokens = info["tokens"]
+    assert tokens["prompt"] + tokens["cached"]["prompt"] == sum(r["prompt_tokens"] for r in records)
+    calls = [c for r in records for c in r["calls"]]
+    assert tokens["prompt"] == sum(c["prompt_tokens"] for c in calls if not c["cached"])
+    assert tokens["cached"]["prompt"] == sum(c["prompt_tokens"] for c in calls if c["cached"]) > 0

@@ -40,6 +40,11 @@ MAX_STOP_SEQUENCES = 4
 #: Open connections per model (the SDK's own default). ``--concurrency`` bounds the requests in
 #: flight, so this is only a ceiling; aiohttp's default of 100 would queue ``--concurrency 128``.
 MAX_CONNECTIONS = 1000
+#: The most of a ``GET /models`` answer that is read (a listing is a few KB).
+MAX_LISTING_BYTES = 1 << 20
+#: Fields of a listed model that give its context window, by server: vLLM, then others
+#: (LM Studio, OpenRouter, llama-swap ...).
+CONTEXT_FIELDS = ("max_model_len", "context_length", "context_window")
 #: Compact JSON, one encoder for all requests (``json.dumps`` with options builds one per call).
 _ENCODER = json.JSONEncoder(separators=(",", ":"))
 
@@ -112,6 +117,37 @@ def _cause(error: BaseException) -> str:
     return " ".join(str(text).split())[:200]
 
 
+async def _read_at_most(response: aiohttp.ClientResponse, limit: int) -> bytes:
+    """The body, or b"" if it is longer than ``limit`` (a hostile listing is ignored)."""
+    chunks, size = [], 0
+    async for chunk in response.content.iter_chunked(64 * 1024):
+        size += len(chunk)
+        if size > limit:
+            return b""
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def context_length_of(listing: bytes, model: str) -> int | None:
+    """The context window the ``GET /models`` answer states for ``model`` (the entry with its
+    id; the only entry when there is one), or None. Never raises."""
+    try:
+        data = json.loads(listing)
+    except ValueError:
+        return None
+    entries = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        return None
+    entries = [e for e in entries if isinstance(e, dict)]
+    chosen = [e for e in entries if e.get("id") == model] or (entries if len(entries) == 1 else [])
+    for entry in chosen[:1]:
+        for name in CONTEXT_FIELDS:
+            value = entry.get(name)
+            if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 1 << 40:
+                return value
+    return None
+
+
 class OpenAIModel:
     """Chat or completion requests against one model name on one endpoint."""
 
@@ -139,6 +175,9 @@ class OpenAIModel:
         self._targets: dict[str, tuple[str, CIMultiDict[str]]] = {}  # path -> (url, headers)
         self._session: aiohttp.ClientSession | None = None
         self._session_loop: asyncio.AbstractEventLoop | None = None
+        #: The model's context window in tokens, from the server's listing (``preflight``);
+        #: None when the server does not say.
+        self.context_length: int | None = None
 
     def _common_args(self, request: GenerationRequest) -> dict[str, Any]:
         args: dict[str, Any] = {
@@ -190,16 +229,25 @@ class OpenAIModel:
         """One cheap request before the first sample (``GET /models``), so that a server that
         is not there is one clear line (exit 2) instead of minutes of retries. Only "nobody is
         listening" and "the key is refused" stop the run: a server without ``/models`` or a
-        slow one is left to the retries."""
+        slow one is left to the retries.
+
+        The listing also gives the model's context length where the server states it (vLLM's
+        ``max_model_len``; ``context_length`` / ``context_window`` elsewhere): kept as
+        ``context_length`` so an overflow's message can name it. Knowing it does not allow
+        refusing a prompt before sending it: that needs the prompt's token count, which a
+        server gives only through an extra ``/tokenize`` request per sample."""
         url = f"{self.base_url}/models"
         headers = {"Authorization": f"Bearer {self._client.api_key}"}
         timeout = aiohttp.ClientTimeout(total=min(10.0, self._timeout.sock_read or 10.0))
+        listing = b""
         try:  # its own session: the run's pool belongs to the run's event loop
             async with (
                 aiohttp.ClientSession(timeout=timeout) as session,
                 session.get(url, headers=headers) as response,
             ):
                 status = response.status
+                if status == 200:
+                    listing = await _read_at_most(response, MAX_LISTING_BYTES)
         except (aiohttp.ClientConnectorError, aiohttp.InvalidURL) as error:
             raise UserError(
                 f"--base-url {self.base_url}: cannot connect ({_cause(error)}); start the "
@@ -212,6 +260,7 @@ class OpenAIModel:
                 f"{self.base_url}: the API key was refused (HTTP {status}); pass --api-key or "
                 "set OPENAI_API_KEY"
             )
+        self.context_length = context_length_of(listing, self.model)
 
     def _http(self) -> aiohttp.ClientSession:
         """The session of the running loop: a keep-alive pool shared by all requests in it."""
@@ -238,8 +287,16 @@ class OpenAIModel:
         url, headers = target
         payload = _encode(body)
         try:
+            # Abandoned (timed out, cancelled by Ctrl-C) before the reply's headers: aiohttp
+            # closes the connection itself; after them, ``close`` below does. Either way the
+            # connection is dropped, not pooled, so the server sees the client go and aborts
+            # the generation (vLLM does) instead of computing an answer nobody reads.
             async with self._http().post(url, data=payload, headers=headers) as response:
-                raw = await response.read()
+                try:
+                    raw = await response.read()
+                except BaseException:
+                    response.close()
+                    raise
                 status = response.status
                 if status >= 400:
                     reply_headers = list(response.headers.items())

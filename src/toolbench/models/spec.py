@@ -67,9 +67,12 @@ def _unknown(spec: str) -> UserError:
 
 def _wrap(model: Model, options: ModelOptions, entry: KnownModel) -> Model:
     if entry.retries:
-        from toolbench.models.retry import RetryingModel
+        from toolbench.models.retry import RetryingModel, default_retry_budget
 
-        model = RetryingModel(model, max_retries=options.max_retries)
+        budget = options.retry_budget_s
+        if budget is None:
+            budget = default_retry_budget(options.timeout_s)
+        model = RetryingModel(model, max_retries=options.max_retries, budget_s=budget)
     if entry.cache and options.cache_path is not None and model.cacheable:
         from toolbench.models.cache import CachedModel
 

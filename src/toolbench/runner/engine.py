@@ -4,12 +4,13 @@ Work items run concurrently (bounded by ``concurrency``); every finished item is
 run log at once, so an interrupted run loses nothing and a rerun skips what is done. The same
 loop runs every task's samples: tool tasks, awareness items, a person's episodes.
 
-Nothing a model writes ends the run. The task's whole solve loop is wrapped: an ``InfraError``
-or a sandbox failure anywhere in it (the model call, executing, scoring) is the sample's
-``infra_error`` (retried on resume); a model error is ``model_error``, and so is work on a reply
-that ran past its deadline (``solve.off_loop``); any other exception is a ``model_error``
-naming the exception, so a harness bug stays visible. Records are bounded before they are
-written (``store.RunStore.append``).
+Nothing a model writes ends the run; only the model's service going away does
+(``ServiceDown``: the run stops and leaves the rest undone for a rerun). The task's whole
+solve loop is wrapped: an ``InfraError`` or a sandbox failure anywhere in it (the model call,
+executing, scoring) is the sample's ``infra_error`` (retried on resume); a model error is
+``model_error``, and so is work on a reply that ran past its deadline (``solve.off_loop``);
+any other exception is a ``model_error`` naming the exception, so a harness bug stays
+visible. Records are bounded before they are written (``store.RunStore.append``).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from toolbench.core.solve import (
 from toolbench.core.task import Resources, Task
 from toolbench.models.base import Model
 from toolbench.runner.store import Key, RunStore
-from toolbench.types import Outcome, Sample, Status
+from toolbench.types import Outcome, Sample, ServiceDown, Status
 
 
 @dataclass
@@ -48,24 +49,39 @@ class PreparedTask:
 @dataclass
 class SessionStats:
     """What this invocation did (a resumed run adds to what earlier sessions did). It is
-    updated as each record is written, so an interrupted session still counts what it did."""
+    updated as each record is written, so an interrupted session still counts what it did.
+
+    Tokens are split: ``prompt_tokens``/``completion_tokens`` are those of calls the model
+    generated in this session, ``cached_*`` those answered from the response cache (they cost
+    nothing now, and counting them as generated would make a warm run look fast).
+    ``stopped`` says why the session stopped before its work was done (the model's service
+    went away), None when it did not."""
 
     done: int = 0
     model_calls: int = 0
     cached_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
+    cached_completion_tokens: int = 0
     elapsed_s: float = 0.0
     counts: dict[str, int] = field(default_factory=lambda: {s.value: 0 for s in Status})
+    stopped: str | None = None
 
     def count(self, record: dict[str, Any]) -> None:
         self.done += 1
         self.counts[record["status"]] += 1
         for call in record.get("calls") or ():
             self.model_calls += 1
-            self.cached_calls += int(bool(call.get("cached")))
-            self.prompt_tokens += int(call.get("prompt_tokens") or 0)
-            self.completion_tokens += int(call.get("completion_tokens") or 0)
+            prompt = int(call.get("prompt_tokens") or 0)
+            completion = int(call.get("completion_tokens") or 0)
+            if call.get("cached"):
+                self.cached_calls += 1
+                self.cached_prompt_tokens += prompt
+                self.cached_completion_tokens += completion
+            else:
+                self.prompt_tokens += prompt
+                self.completion_tokens += completion
 
 
 @dataclass(frozen=True)
@@ -138,19 +154,30 @@ async def run_work(
     stats: SessionStats,
     on_progress: Callable[[str], None] | None = None,
 ) -> None:
-    """Run every item; append each record as it finishes and count it into ``stats``."""
+    """Run every item; append each record as it finishes and count it into ``stats``.
+
+    An item that raises ``ServiceDown`` (the model's server is gone, seen by the retry
+    layer's breaker) writes no record: it stays undone for a rerun, like every item not
+    started. The first one stops the dispatching (``stats.stopped`` says why); items in
+    flight end on their own (quickly: the breaker fails them at once) and are written if they
+    finished."""
     queue: asyncio.Queue[WorkItem] = asyncio.Queue()
     for item in work:
         queue.put_nowait(item)
     start = time.perf_counter()
 
     async def worker() -> None:
-        while True:
+        while stats.stopped is None:
             try:
                 item = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            record = await item.run()
+            try:
+                record = await item.run()
+            except ServiceDown as exc:
+                if stats.stopped is None:
+                    stats.stopped = one_line_text(str(exc))
+                return
             store.append(record)
             stats.count(record)
             if on_progress is not None:

@@ -229,9 +229,19 @@ def _run_claimed(
             status = "incomplete"  # infra errors remain; rerun the command to retry them
         info["status"] = status
         info["progress"] = progress_of(finished, len(plan.work))
+        info.pop("stopped", None)
+        if stats.stopped is not None:  # the model's service went away: the rest is undone
+            info["stopped"] = stats.stopped
         info.update(plan.extra_final)
         record_log_check(info, store, console, check)
         store.write_info(info)
+    if stats.stopped is not None:
+        left = len(plan.work) - finished
+        console.print(
+            f"{stats.stopped}; {left} samples left undone: rerun the same command to "
+            "finish",
+            style="bold red", markup=False, highlight=False, soft_wrap=True,
+        )  # fmt: skip
     return RunResult(folder=folder, info=info, stats=stats)
 
 
@@ -349,33 +359,54 @@ def record_log_check(
         )
 
 
+def _tokens(value: Any) -> dict[str, int]:
+    """A ``{"prompt", "completion"}`` pair from run.json (zeros for what is not there)."""
+    value = value if isinstance(value, dict) else {}
+    return {name: int(value.get(name) or 0) for name in ("prompt", "completion")}
+
+
 def carried_totals(previous: dict[str, Any]) -> dict[str, Any]:
-    """The run.json totals a resumed run continues from (fresh ones for a new run)."""
+    """The run.json totals a resumed run continues from (fresh ones for a new run). A run.json
+    written before generated and cached tokens were apart has no ``cached``: zeros."""
     now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     timing = previous.get("timing", {})
+    tokens = previous.get("tokens", {})
     return {
         "timing": {
             "started": timing.get("started", now),
             "sessions": timing.get("sessions", 0) + 1,
             "elapsed_s": timing.get("elapsed_s", 0.0),
         },
-        "tokens": previous.get("tokens", {"prompt": 0, "completion": 0}),
+        "tokens": {**_tokens(tokens), "cached": _tokens(tokens.get("cached"))},
         "model_calls": previous.get("model_calls", {"live": 0, "cached": 0}),
     }
 
 
 def add_session(info: dict[str, Any], stats: SessionStats) -> None:
-    """Add this session's time, tokens and model calls to the run's totals (in place)."""
+    """Add this session's time, tokens and model calls to the run's totals (in place).
+
+    ``tokens`` are those the model generated (calls not answered from the cache), with the
+    cached calls' apart under ``cached``; ``timing.generated_tokens_per_s`` is this session's
+    generated completion tokens per second of its solving (None when it solved nothing)."""
     timing = dict(info["timing"])
     timing["finished"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     timing["elapsed_s"] = round(float(timing.get("elapsed_s", 0.0)) + stats.elapsed_s, 3)
     timing["last_session_samples_per_s"] = (
         round(stats.done / stats.elapsed_s, 2) if stats.elapsed_s > 0 else None
     )
+    timing["generated_tokens_per_s"] = (
+        round(stats.completion_tokens / stats.elapsed_s, 2) if stats.elapsed_s > 0 else None
+    )
     info["timing"] = timing
+    tokens = info["tokens"]
+    cached = _tokens(tokens.get("cached"))
     info["tokens"] = {
-        "prompt": info["tokens"]["prompt"] + stats.prompt_tokens,
-        "completion": info["tokens"]["completion"] + stats.completion_tokens,
+        "prompt": int(tokens["prompt"]) + stats.prompt_tokens,
+        "completion": int(tokens["completion"]) + stats.completion_tokens,
+        "cached": {
+            "prompt": cached["prompt"] + stats.cached_prompt_tokens,
+            "completion": cached["completion"] + stats.cached_completion_tokens,
+        },
     }
     info["model_calls"] = {
         "live": info["model_calls"]["live"] + stats.model_calls - stats.cached_calls,
