@@ -10,7 +10,8 @@ from tests.models.test_hf import build_tiny_model
 
 
 def test_tiny_hf_model_runs_end_to_end(cli: Callable[..., CliResult], tmp_path: Path) -> None:
-    model = build_tiny_model(tmp_path / "tiny")
+    # Room for home_search's prompts (over 1,000 tokens in the tiny 320-token vocabulary).
+    model = build_tiny_model(tmp_path / "tiny", context=4096)
     out = tmp_path / "run"
     args = ("run", "home_search", "--model", f"hf:{model}", "--limit", "4", "--max-tokens", "8")
     code, _, _ = cli(*args, "--out", str(out), "--concurrency", "4", "--top-k-api", "2")
@@ -23,6 +24,9 @@ def test_tiny_hf_model_runs_end_to_end(cli: Callable[..., CliResult], tmp_path: 
     assert info["counts"]["home_search"]["infra_error"] == 0
     assert info["metrics"]["home_search"]["success_rate"] == 0.0
     assert all(r["completion_tokens"] > 0 for r in records)
+    calls = [call for r in records for call in r["calls"]]
+    assert len(calls) == 4 and all(c["finish_reason"] in ("stop", "length") for c in calls)
+    assert all(0 < c["completion_tokens"] <= 8 and c["latency_s"] > 0 for c in calls)
     # Same command again: answered from the cache, identical predictions.
     again = tmp_path / "again"
     assert cli(*args, "--out", str(again), "--concurrency", "4", "--top-k-api", "2")[0] == 0
@@ -32,3 +36,37 @@ def test_tiny_hf_model_runs_end_to_end(cli: Callable[..., CliResult], tmp_path: 
     assert [r["prediction"] for r in sorted(second, key=key)] == [
         r["prediction"] for r in sorted(records, key=key)
     ]
+
+
+def test_prompts_longer_than_the_context_are_the_models_failures(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    # 512 tokens of context: home_search's prompts (API docs and demonstrations, in a 320-token
+    # vocabulary) do not fit. Flagged before generating; the run completes and counts them.
+    model = build_tiny_model(tmp_path / "tiny", context=512)
+    out = tmp_path / "run"
+    args = ("run", "home_search", "--model", f"hf:{model}", "--limit", "3", "--max-tokens", "8")
+    code, _, err = cli(*args, "--out", str(out), "--top-k-api", "2", "--hf-device", "cpu")
+    assert code == 0, err
+    info, records = read_run(out)
+    assert info["status"] == "complete"
+    assert [r["status"] for r in records] == ["model_error"] * 3
+    assert all(r["error_kind"] == "context_overflow" for r in records)
+    assert all("context of 512 tokens" in r["message"] for r in records)
+    counts = info["counts"]["home_search"]
+    assert counts["model_error"] == 3 and counts["infra_error"] == 0
+    assert counts.get("context_overflow", 3) == 3
+
+
+def test_a_gpu_that_is_not_there_is_a_user_error(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        return
+    model = build_tiny_model(tmp_path / "tiny")
+    args = ("run", "home_search", "--model", f"hf:{model}", "--limit", "1")
+    code, _, err = cli(*args, "--out", str(tmp_path / "run"), "--hf-device", "cuda:0")
+    assert code == 2
+    assert "--hf-device cuda:0: torch sees no CUDA GPU" in err
