@@ -78,11 +78,11 @@ def test_changed_scoring_version_is_refused(
     out = tmp_path / "run"
     assert _run(cli, out)[0] == 0
     info, records = read_run(out)
-    assert info["fingerprint_parts"]["tasks"]["home_search"]["scoring_version"] == "1"
-    monkeypatch.setattr(ProgramTask, "scoring_version", "2")
+    assert info["fingerprint_parts"]["tasks"]["home_search"]["scoring_version"] == "2"
+    monkeypatch.setattr(ProgramTask, "scoring_version", "3")
     code, _, err = _run(cli, out)
     assert code == 2
-    assert 'home_search: its scoring version ("1" -> "2") changed' in err
+    assert 'home_search: its scoring version ("2" -> "3") changed' in err
     assert len(read_run(out)[1]) == len(records)
 
 

@@ -222,7 +222,9 @@ class TaskBase:
     """Defaults for every optional feature of ``Task``: inherit it and override what the task
     has. Options are dataclass fields of the task named in ``option_defaults``."""
 
-    scoring_version: str = "1"
+    # 2: every reply is cut at its stop sequences by the harness whatever the backend returned,
+    # and chat mode sends no completion-mode stops (records of chat runs change).
+    scoring_version: str = "2"
     option_defaults: Mapping[str, Any] = _NO_OPTIONS
     toolset: Any = None
     uses_history: bool = False
