@@ -5,6 +5,7 @@ Rows are token ids encoded with the real byte-level BPE tokenizer of the tiny te
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,10 +29,14 @@ from toolbench.models.hf_rows import (
 
 
 @pytest.fixture(scope="module")
-def tokenizer(tmp_path_factory: pytest.TempPathFactory) -> Any:
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-rows"))
+
+
+@pytest.fixture(scope="module")
+def tokenizer(folder: Path) -> Any:
     from transformers import AutoTokenizer
 
-    folder = build_tiny_model(tmp_path_factory.mktemp("tiny-rows"))
     return AutoTokenizer.from_pretrained(folder, local_files_only=True)
 
 
@@ -208,3 +213,21 @@ def test_a_failing_response_template_falls_back_to_the_formats(tokenizer: Any) -
     # No call in a plain reply: the text stays exactly as it was (not stripped).
     plain = RowEnd("  no tools needed\n", None, [], "stop")
     assert parse_reply_tools(tokenizer, plain, [], [WEATHER]) == ("  no tools needed\n", [])
+
+
+def test_call_markers_that_are_special_tokens_still_delimit_calls(folder: Path) -> None:
+    from transformers import AutoTokenizer
+
+    # As in Mistral's tokenizers: [TOOL_CALLS] and [ARGS] are special tokens, which a decode
+    # with skip_special_tokens=True drops.
+    mistral = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    mistral.add_special_tokens({"additional_special_tokens": ["[TOOL_CALLS]", "[ARGS]"]})
+    reply = '[TOOL_CALLS]get_weather[ARGS]{"city": "Oslo"}'
+    ids = [*mistral.encode(reply, add_special_tokens=False), mistral.eos_token_id]
+    end = read(mistral, ids)
+    assert end.text == 'get_weather{"city": "Oslo"}'  # what the text alone still shows
+    content, calls = parse_reply_tools(mistral, end, [], [WEATHER], {mistral.eos_token_id})
+    assert content == ""
+    assert [(c["function"]["name"], c["function"]["arguments"]) for c in calls] == [
+        ("get_weather", '{"city": "Oslo"}')
+    ]

@@ -325,7 +325,9 @@ class HFModel:
 
     def _read_tool_calls(self, generation: Generation, item: _Pending, end: RowEnd) -> None:
         tools = item.request.plain_tools() or []
-        content, calls = parse_reply_tools(self.tokenizer, end, item.prompt_ids, tools)
+        content, calls = parse_reply_tools(
+            self.tokenizer, end, item.prompt_ids, tools, self._eos_ids
+        )
         if calls:
             generation.text, generation.tool_calls = content, calls
             generation.finish_reason = "tool_calls"

@@ -100,20 +100,29 @@ def parse_reply_tools(
     end: RowEnd,
     prompt_ids: Sequence[int],
     tools: list[dict[str, Any]],
+    eos_ids: Collection[int] = (),
 ) -> tuple[str, list[dict[str, Any]]]:
     """The reply's content and its tool calls (OpenAI dicts, ids ``call_<n>``).
 
     A tokenizer that defines transformers' response parsing (``response_template``) is read
     with it, as ``transformers serve`` does: on the reply with its special tokens, after the
     prompt (templates pre-write parts of the assistant turn). Otherwise, or when that parse
-    fails, the common formats (``toolcalls.parse_tool_calls``); the text is kept as it is
-    when no call was found there."""
+    fails, the common formats (``toolcalls.parse_tool_calls``) on the reply with its special
+    tokens but without its eos (``[TOOL_CALLS]``, ``<|python_tag|>`` are special tokens in
+    their families' tokenizers); the text is kept as it is when no call was found."""
     parsed = _template_parse(tokenizer, end, prompt_ids, tools)
     if parsed is not None:
         return parsed
     from toolbench.models.toolcalls import parse_tool_calls
 
-    result = parse_tool_calls(end.text, tool_names(tools))
+    if end.raw_text is not None:  # cut at a stop sequence: the cut text is the reply
+        reply = end.text
+    else:
+        tokens = list(end.tokens)
+        if tokens and tokens[-1] in eos_ids:
+            tokens.pop()
+        reply = _decode_raw(tokenizer, tokens)
+    result = parse_tool_calls(reply, tool_names(tools))
     if not result.calls:
         return end.text, []
     return result.content, list(result.calls)
@@ -125,8 +134,8 @@ def _template_parse(
     template = getattr(tokenizer, "response_template", None)
     if template is None or not callable(getattr(tokenizer, "parse_response", None)):
         return None
-    # A reply cut at a stop sequence is parsed as cut; otherwise with its special tokens,
-    # which some formats use as delimiters.
+    # A reply cut at a stop sequence is parsed as cut; otherwise with its special tokens
+    # (eos included, as ``transformers serve`` passes it), which formats use as delimiters.
     reply = end.text if end.raw_text is not None else _decode_raw(tokenizer, end.tokens)
     try:
         prefix = _decode_raw(tokenizer, prompt_ids)
