@@ -261,15 +261,10 @@ RECORDED = [
      '{"name": "get_weather", "parameters": {"city": "Rome", "days": 3}}', ""),
     ("mistral", '[TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}},'
      ' {"name": "get_weather", "arguments": {"city": "Rome", "days": 3}}]', ""),
-    pytest.param(
-        "mistral", '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris", "days": 3}'
-        '[TOOL_CALLS]get_weather[ARGS]{"city": "Rome", "days": 3}', "",
-        # [TOOL_CALLS] and [ARGS] are special tokens (as in Mistral's own tokenizers): a reply
-        # decoded with skip_special_tokens=True has lost the markers that delimit its calls.
-        marks=pytest.mark.xfail(
-            strict=True, reason="hf_rows parses the reply decoded without its special tokens"
-        ),
-    ),
+    # [TOOL_CALLS] and [ARGS] are special tokens here, as in Mistral's own tokenizers: the
+    # reply must be read with them, or the markers that delimit its calls are gone.
+    ("mistral", '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris", "days": 3}'
+     '[TOOL_CALLS]get_weather[ARGS]{"city": "Rome", "days": 3}', ""),
     ("pythonic", "[get_weather(city='Paris', days=3), get_weather(city=\"Rome\", days=3)]", ""),
     ("pythonic", "<|python_start|>[get_weather(city='Paris', days=3), "
      "get_weather(city='Rome', days=3)]<|python_end|>", ""),
