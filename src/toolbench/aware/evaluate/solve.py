@@ -50,6 +50,8 @@ class Settings:
     max_tokens: int = DEFAULT_MAX_TOKENS
     temperature: float = 0.0
     seed: int | None = 0
+    # The run's --stop sequences; the awareness prompts themselves need none.
+    stop: tuple[str, ...] = ()
 
 
 def oracle_reply(item: Item, kind: str) -> str:
@@ -81,6 +83,7 @@ def _request(
     )
     return GenerationRequest(
         messages=messages,
+        stop=settings.stop,
         max_tokens=settings.max_tokens,
         temperature=settings.temperature,
         seed=settings.seed,

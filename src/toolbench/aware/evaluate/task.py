@@ -206,7 +206,12 @@ class AwareTask(TaskBase):
 
 
 def _settings(config: PromptConfig) -> Settings:
-    return Settings(max_tokens=config.max_tokens, temperature=config.temperature, seed=config.seed)
+    return Settings(
+        max_tokens=config.max_tokens,
+        temperature=config.temperature,
+        seed=config.seed,
+        stop=config.stop or (),
+    )
 
 
 def _sample(item: Item, labels: Mapping[str, bool]) -> Sample:
