@@ -23,6 +23,7 @@ from pathlib import Path
 
 from tests.cli.test_resilience import wait_for_records
 from tests.conftest import read_run
+from tests.fakeserver import FakeOpenAIServer
 
 TASK_SAMPLES = 100  # home_search's test set
 EPOCHS = 8  # 800 sample x epochs
@@ -98,30 +99,48 @@ def test_a_server_killed_mid_run_stops_it_within_seconds_and_a_rerun_finishes(
     assert info["timing"]["sessions"] == 2
 
 
+def _interrupt(command: list[str]) -> tuple[int, str, float]:
+    """Start the run, send one SIGINT once its requests are in flight; (exit code, stderr,
+    seconds from the signal to the exit)."""
+    run = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    assert run.stdout is not None
+    for line in run.stdout:  # the progress line: solving has begun
+        if line.startswith("progress:"):
+            break
+    time.sleep(1.0)  # requests are in flight (hanging, or their retries asleep)
+    run.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    _, err = run.communicate(timeout=60)
+    return run.returncode, err, time.monotonic() - sent
+
+
 def test_one_ctrl_c_stops_a_run_against_a_hung_server_promptly(tmp_path: Path) -> None:
     """Every request hangs (the server answers after 120 s, the timeout is 60 s): one SIGINT
     ends the run at once, leaving a resumable folder."""
     out = tmp_path / "run"
     server, port = start_server(delay_s=120.0)
     try:
-        run = subprocess.Popen(
-            run_command(port, out, "--limit", "20", "--timeout", "60"),
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )  # fmt: skip
-        assert run.stdout is not None
-        for line in run.stdout:  # the progress line: solving has begun
-            if line.startswith("progress:"):
-                break
-        time.sleep(1.0)  # requests are in flight and hanging
-        run.send_signal(signal.SIGINT)
-        sent = time.monotonic()
-        _, err = run.communicate(timeout=60)
-        took = time.monotonic() - sent
+        code, err, took = _interrupt(run_command(port, out, "--limit", "20", "--timeout", "60"))
     finally:
         server.kill()
-    print(f"the run exited {took:.1f} s after one Ctrl-C")
-    assert run.returncode == 130, err[-2000:]
+    print(f"the run exited {took:.1f} s after one Ctrl-C (requests hanging)")
+    assert code == 130, err[-2000:]
     assert took < 15, took
     info = json.loads((out / "run.json").read_text())
     assert info["status"] == "interrupted" and info["progress"]["done"] == 0
+
+
+def test_one_ctrl_c_stops_a_run_whose_retries_are_asleep(tmp_path: Path) -> None:
+    """Every request is answered 503 with ``Retry-After: 30``: each sample sleeps 30 s
+    between attempts; one SIGINT does not wait for the sleeps."""
+    out = tmp_path / "run"
+    with FakeOpenAIServer(fail_always=True, fail_status=503, retry_after="30") as server:
+        command = run_command(0, out, "--limit", "20")
+        command[command.index("--base-url") + 1] = server.base_url
+        code, err, took = _interrupt(command)
+    print(f"the run exited {took:.1f} s after one Ctrl-C (retries asleep)")
+    assert code == 130, err[-2000:]
+    assert took < 15, took
