@@ -60,6 +60,8 @@ from toolbench.models.hf import HFModel
 from toolbench.prompts.builder import STOP_SEQUENCES
 from toolbench.runner.chain import CHAIN_FIELD
 
+pytestmark = pytest.mark.slow
+
 LIMIT = 5
 MAX_TOKENS = 160
 #: A reply with no stop in it, far longer than MAX_TOKENS.
