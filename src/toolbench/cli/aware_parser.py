@@ -173,6 +173,12 @@ def _model_flags(p: argparse.ArgumentParser) -> None:
         default=6,
         help="retries of a request that failed with 429/5xx/timeout, with backoff",
     )
+    p.add_argument(
+        "--retry-budget",
+        type=argtypes.seconds,
+        help="seconds one request may spend on all its attempts and waits (default: 3x "
+        "--timeout, at least 60)",
+    )
 
 
 def _add_run(aware_sub: argparse._SubParsersAction[Any]) -> None:

@@ -177,6 +177,12 @@ def _add_run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         help="retries of a request that failed with 429/5xx/timeout, with backoff",
     )
     run.add_argument(
+        "--retry-budget",
+        type=argtypes.seconds,
+        help="seconds one request may spend on all its attempts and waits (default: 3x "
+        "--timeout, at least 60)",
+    )
+    run.add_argument(
         "--max-turns",
         type=argtypes.positive_int,
         default=10,

@@ -96,6 +96,7 @@ def model_options(args: argparse.Namespace, cache_dir: Path) -> ModelOptions:
         api_key=args.api_key,
         timeout_s=args.timeout,
         max_retries=args.max_retries,
+        retry_budget_s=getattr(args, "retry_budget", None),
         cache_path=None if args.no_cache else cache_dir / "responses.sqlite",
         hf_batch_size=getattr(args, "hf_batch_size", ModelOptions.hf_batch_size),
         hf_device=getattr(args, "hf_device", ModelOptions.hf_device),
@@ -169,7 +170,7 @@ def print_summary(result: RunResult, console: Console) -> None:
     tokens = tokens_line(info)  # the run's totals over all its sessions
     if tokens is not None:
         console.print(tokens, markup=False, highlight=False, soft_wrap=True)
-    if info["status"] == "incomplete":
+    if info["status"] == "incomplete" and "stopped" not in info:  # else the runner said why
         console.print("infra errors remain: run the same command again to retry them")
 
 
