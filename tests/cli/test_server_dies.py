@@ -84,6 +84,7 @@ def test_a_server_killed_mid_run_stops_it_within_seconds_and_a_rerun_finishes(
     )
     assert line in output and f"{left} samples left undone: rerun the same command" in output
     assert "stopped answering" in info["stopped"]
+    assert "infra errors remain" not in output  # the one line says what happened
 
     # The same command against a live server on the same address finishes the run.
     server, _ = start_server(port=port)
