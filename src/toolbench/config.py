@@ -38,6 +38,8 @@ class RunConfig(BaseModel):
     # Stop sequences for every request of the run instead of each task's and mode's own
     # (``prompts.builder.default_stops``); None keeps the defaults, [] sends none.
     stop: list[str] | None = None
+    # The instruction of chat and tools prompts instead of each mode's own (--system-prompt).
+    system_prompt: str | None = None
     # hf: models: the dtype weights are loaded in (changes results, so part of the fingerprint).
     hf_dtype: str = "auto"
     temperature: float = 0.0

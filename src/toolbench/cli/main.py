@@ -120,6 +120,11 @@ def _add_prompt_flags(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--no-stop", action="store_true", help="send no stop sequences at all")
     p.add_argument(
+        "--system-prompt",
+        metavar="TEXT",
+        help="chat and tools modes: the instruction (system message) instead of the task's own",
+    )
+    p.add_argument(
         "--cache-dir",
         type=argtypes.PathArg("new_folder"),
         help="response cache, execution memo and embeddings "

@@ -32,6 +32,7 @@ def prompt_settings(args: argparse.Namespace) -> dict[str, Any]:
         "top_k_example": args.top_k_example,
         "max_tokens": args.max_tokens,
         "stop": stop_setting(args),
+        "system_prompt": args.system_prompt,
     }
 
 
@@ -54,6 +55,24 @@ def check_mode(tasks: list[Task], mode: str) -> None:
         raise UserError(
             f"--mode tools: task {', '.join(lacking)} has no tools mode (it works for "
             f"{', '.join(able)}); use --mode completion or chat"
+        )
+
+
+def check_system_prompt(tasks: list[Task], mode: str, system_prompt: str | None) -> None:
+    """--system-prompt replaces the instruction of chat and tools prompts: refuse it where it
+    would change nothing (completion prompts, a task with its own fixed system messages)."""
+    if system_prompt is None:
+        return
+    if mode == Mode.COMPLETION.value:
+        raise UserError(
+            "--system-prompt: completion prompts have no system message; add --mode chat or "
+            "--mode tools, or drop it"
+        )
+    fixed = [task.name for task in tasks if not task.takes_system_prompt]
+    if fixed:
+        raise UserError(
+            f"--system-prompt: task {', '.join(fixed)} keeps its own system messages (they are "
+            "part of what it measures); drop the flag or run other tasks"
         )
 
 
@@ -109,6 +128,7 @@ def command_run(args: argparse.Namespace, console: Console, default_cache: Path)
     require(args.model, TOOL_TASKS)  # e.g. an awareness floor, which answers only Yes/No
     check_mode(tasks, args.mode)
     check_history(tasks, args.history)
+    check_system_prompt(tasks, args.mode, args.system_prompt)
     if args.data_dir is not None and not args.data_dir.is_dir():
         raise UserError(f"--data-dir {args.data_dir}: folder not found")
     config = RunConfig(
@@ -177,6 +197,7 @@ def print_summary(result: RunResult, console: Console) -> None:
 def command_prompt(args: argparse.Namespace, console: Console, default_cache: Path) -> int:
     task = get_task(args.task)
     check_mode([task], args.mode)
+    check_system_prompt([task], args.mode, args.system_prompt)
     config = RunConfig(tasks=[task.name], model="-", **prompt_settings(args))
     data = task.load(args.data_version, args.data_dir)  # reads only: no gold is executed
     by_id = {s.id: s for s in data.samples}

@@ -137,6 +137,11 @@ class Task(Protocol):
     @property
     def uses_history(self) -> bool: ...
 
+    #: Whether the run's ``--system-prompt`` replaces the instruction of the task's chat and
+    #: tools prompts (False for a task whose system messages are part of what it measures).
+    @property
+    def takes_system_prompt(self) -> bool: ...
+
     #: Seeded data generator with shipped docs (``toolbench data generate``), or None.
     @property
     def generator(self) -> TaskGenerator | None: ...
@@ -228,6 +233,7 @@ class TaskBase:
     option_defaults: Mapping[str, Any] = _NO_OPTIONS
     toolset: Any = None
     uses_history: bool = False
+    takes_system_prompt: bool = True
     generator: TaskGenerator | None = None
     service: Any = None
     package_dir: Path | None = None

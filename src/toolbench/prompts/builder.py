@@ -64,6 +64,9 @@ class PromptConfig:
     #: The run's stop sequences (``--stop``; ``()`` for ``--no-stop``), replacing the mode's
     #: defaults; None: ``default_stops(mode)``.
     stop: tuple[str, ...] | None = None
+    #: The run's instruction for chat and tools prompts (``--system-prompt``); None: the
+    #: mode's own (``CHAT_SYSTEM``, ``TOOLS_SYSTEM``, a task's own chat instruction).
+    system: str | None = None
 
     @property
     def stops(self) -> tuple[str, ...]:
@@ -161,7 +164,9 @@ class Prompter:
         mode = self.config.mode
         messages = None
         if mode is not Mode.COMPLETION:
-            instruction = TOOLS_SYSTEM if mode is Mode.TOOLS else CHAT_SYSTEM
+            instruction = self.config.system or (
+                TOOLS_SYSTEM if mode is Mode.TOOLS else CHAT_SYSTEM
+            )
             messages = chat_messages(task_text, retrieved, instruction)
         return GenerationRequest(
             prompt=completion_prompt(task_text, retrieved) if messages is None else None,

@@ -51,6 +51,7 @@ def prompt_config_for(task: Task, config: RunConfig) -> PromptConfig:
         # None: each task's stops for the mode; a list (--stop, or [] for --no-stop) replaces
         # the harness's stops of every task.
         stop=None if config.stop is None else tuple(config.stop),
+        system=config.system_prompt,
     )
 
 

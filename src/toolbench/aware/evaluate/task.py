@@ -56,6 +56,8 @@ class AwareTask(TaskBase):
     hand labels of explanations, whether pending instances are scored, how many families are
     (``--limit``: an original with its twins, never split) and the ``similarity`` encoder."""
 
+    # Its system messages are part of each awareness mode's protocol.
+    takes_system_prompt = False
     dataset: str | None = None
     modes: str = "explicit"
     shots: str = "0"

@@ -119,7 +119,10 @@ class LmpSession:
         config = self.config
         chat = config.mode is not Mode.COMPLETION
         messages = (
-            ({"role": "system", "content": CHAT_INSTRUCTION}, {"role": "user", "content": prompt})
+            (
+                {"role": "system", "content": config.system or CHAT_INSTRUCTION},
+                {"role": "user", "content": prompt},
+            )
             if chat
             else None
         )
