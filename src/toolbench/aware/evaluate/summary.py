@@ -264,8 +264,10 @@ def _render_agreement(groups: dict[tuple[str, str], dict[str, Estimate]], consol
 def _render_counts(run: LoadedRun, console: Console) -> None:
     counts = counts_of(run.records)
     if counts["model_error"] or counts["infra_error"]:
+        overflows = counts.get("context_overflow", 0)
+        of_them = f", {overflows} of them context overflows" if overflows else ""
         console.print(
-            f"[yellow]{counts['model_error']} model errors (scored as wrong) and "
+            f"[yellow]{counts['model_error']} model errors (scored as wrong{of_them}) and "
             f"{counts['infra_error']} infra errors (left out; rerun to retry)[/yellow]"
         )
 
