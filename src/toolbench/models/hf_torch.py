@@ -38,14 +38,20 @@ class RowClock(StoppingCriteria):
         self._width = prompt_width
         self._eos = list(eos_ids)
         self._stop = StopStringCriteria(tokenizer, list(stops)) if stops else None
+        self._tensors: tuple[torch.Tensor, torch.Tensor] | None = None
 
     def __call__(self, input_ids: torch.LongTensor, scores: Any, **kwargs: Any) -> torch.BoolTensor:
-        device = input_ids.device
-        generated = input_ids.shape[1] - self._width
-        done = torch.isin(input_ids[:, -1], torch.tensor(self._eos, device=device))
+        if self._tensors is None:  # made once, on the device generate runs on
+            device = input_ids.device
+            self._tensors = (
+                torch.tensor(self._eos, device=device),
+                torch.tensor(self._limits, device=device),
+            )
+        eos, limits = self._tensors
+        done = torch.isin(input_ids[:, -1], eos)
         if self._stop is not None:
-            done = done | self._stop(input_ids, scores).to(device)
-        done = done | (torch.tensor(self._limits, device=device) <= generated)
+            done = done | self._stop(input_ids, scores).to(done.device)
+        done = done | (limits <= input_ids.shape[1] - self._width)
         now = time.perf_counter()
         for index in torch.nonzero(done).flatten().tolist():
             if self.finished_at[index] is None:
