@@ -147,7 +147,10 @@ def test_prompt_command_prints_the_rebuilt_prompt(
     )
     code, out, err = cli("prompt", task_name, "--sample", str(record["id"]))
     assert code == 0, err
-    assert out == view.prompt
+    # The prompt, then the generation settings (max_tokens and the stops) under a rule.
+    assert out.startswith(view.prompt)
+    settings = out[len(view.prompt) :]
+    assert "generation" in settings and "max_tokens: " in settings and "stop: " in settings
 
 
 @pytest.mark.parametrize("mode", ["chat", "tools"])
