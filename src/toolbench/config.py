@@ -42,6 +42,8 @@ class RunConfig(BaseModel):
     system_prompt: str | None = None
     # hf: models: the dtype weights are loaded in (changes results, so part of the fingerprint).
     hf_dtype: str = "auto"
+    # hf: models: the digest of a chat template file of the run's own (--hf-chat-template).
+    hf_chat_template: str | None = None
     temperature: float = 0.0
     seed: int | None = 0
     epochs: int = Field(default=1, ge=1)

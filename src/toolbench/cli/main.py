@@ -256,6 +256,11 @@ def _add_run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         help="hf: where the model runs: auto (a GPU when there is one), cpu, mps, cuda[:N]",
     )
     run.add_argument(
+        "--hf-chat-template",
+        type=argtypes.PathArg("file"),
+        help="hf: a Jinja chat template file to use instead of the tokenizer's own",
+    )
+    run.add_argument(
         "--hf-dtype",
         choices=["auto", "float32", "bfloat16", "float16"],
         default="auto",

@@ -36,6 +36,17 @@ def prompt_settings(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def template_digest(path: Path | None) -> str | None:
+    """The run's chat template in its fingerprint: the file's content digest, so an edited
+    template is a different run (the file itself is checked when the model loads it)."""
+    if path is None:
+        return None
+    from toolbench.models.hf_setup import read_chat_template
+
+    template = read_chat_template(path)
+    return None if template is None else template.digest
+
+
 def stop_setting(args: argparse.Namespace) -> list[str] | None:
     """``--stop`` / ``--no-stop``: the run's stop sequences, or None for the defaults."""
     if args.no_stop and args.stop:
@@ -120,6 +131,7 @@ def model_options(args: argparse.Namespace, cache_dir: Path) -> ModelOptions:
         hf_batch_size=getattr(args, "hf_batch_size", ModelOptions.hf_batch_size),
         hf_device=getattr(args, "hf_device", ModelOptions.hf_device),
         hf_dtype=getattr(args, "hf_dtype", ModelOptions.hf_dtype),
+        hf_chat_template=getattr(args, "hf_chat_template", None),
     )
 
 
@@ -139,6 +151,7 @@ def command_run(args: argparse.Namespace, console: Console, default_cache: Path)
         **prompt_settings(args),
         temperature=args.temperature,
         hf_dtype=args.hf_dtype,
+        hf_chat_template=template_digest(args.hf_chat_template),
         seed=args.seed,
         epochs=args.epochs,
         limit=args.limit,

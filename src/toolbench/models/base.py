@@ -60,3 +60,5 @@ class ModelOptions:
     hf_batch_size: int = 8
     hf_device: str = "auto"
     hf_dtype: str = "auto"
+    # A Jinja chat template file used instead of the tokenizer's own (--hf-chat-template).
+    hf_chat_template: Path | None = None

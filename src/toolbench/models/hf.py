@@ -132,8 +132,14 @@ class HFModel:
         self.model: Any = model.to(self.device).eval()
         #: The loaded weights' dtype (float32, bfloat16, float16).
         self.dtype = hf_setup.dtype_name(self.model)
-        # ``name``: a registry entry that loads its own files (smollm2) names itself.
-        self.name = hf_setup.model_name(name or f"hf:{path_or_name}", self.dtype)
+        template = hf_setup.read_chat_template(options.hf_chat_template)
+        if template is not None:
+            tokenizer.chat_template = template.text
+        # ``name``: a registry entry that loads its own files (smollm2) names itself. The
+        # response cache keys on it, so it says the dtype and a template of the run's own.
+        self.name = hf_setup.model_name(
+            name or f"hf:{path_or_name}", self.dtype, template.digest if template else None
+        )
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token_id is None:
             if self.tokenizer.eos_token_id is None:

@@ -9,6 +9,9 @@ that does not fit is the model's failure, counted in the score, not a silent tru
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from toolbench.errors import UserError
@@ -80,11 +83,37 @@ def dtype_name(model: Any) -> str:
     return str(getattr(model, "dtype", "float32")).removeprefix("torch.")
 
 
-def model_name(base: str, dtype: str) -> str:
+def model_name(base: str, dtype: str, template_digest: str | None = None) -> str:
     """The name the response cache keys on: ``base`` for float32 weights (the CPU default, so
     caches written before dtypes were a choice stay valid), ``base@DTYPE`` otherwise, so a
-    bfloat16 answer is never served for a float32 request or the other way round."""
-    return base if dtype == "float32" else f"{base}@{dtype}"
+    bfloat16 answer is never served for a float32 request or the other way round; and
+    ``+template-DIGEST`` with a chat template of the run's own (the cache keys on the
+    messages, not on the text the template makes of them)."""
+    name = base if dtype == "float32" else f"{base}@{dtype}"
+    return name if template_digest is None else f"{name}+template-{template_digest}"
+
+
+@dataclass(frozen=True)
+class ChatTemplate:
+    text: str
+    digest: str  # the first 12 hex of the text's sha256
+
+
+def read_chat_template(path: Path | None) -> ChatTemplate | None:
+    """The run's chat template file (``--hf-chat-template``), or None to keep the tokenizer's.
+    A file that cannot be read as UTF-8 text is a ``UserError`` naming the flag."""
+    if path is None:
+        return None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        raise UserError(
+            f"--hf-chat-template {path}: cannot be read ({reason}); give a Jinja template file"
+        ) from None
+    if not text.strip():
+        raise UserError(f"--hf-chat-template {path}: the file is empty; give a Jinja template")
+    return ChatTemplate(text, hashlib.sha256(text.encode()).hexdigest()[:12])
 
 
 def context_length_of(config: Any, tokenizer: Any) -> int | None:
