@@ -194,7 +194,9 @@ def test_prompt_resume_and_cache_work_as_for_every_task(
     from tests.fakeserver import FakeOpenAIServer
 
     code, prompt, _ = cli("prompt", "virtual_home", "--sample", "0")
-    assert code == 0 and "Agent.WalkTo" in prompt and prompt.rstrip().endswith("Action:")
+    shown, _, settings = prompt.partition("─")  # the prompt, then its generation settings
+    assert code == 0 and "Agent.WalkTo" in shown and shown.rstrip().endswith("Action:")
+    assert "max_tokens: 128" in settings and "stop: '------', 'Task:'" in settings
     with FakeOpenAIServer(answer="Agent.WalkTo(kitchen)") as server:
         flags = ("--model", "openai:m", "--base-url", server.base_url, "--max-retries", "0")
         first = tmp_path / "first"
