@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -21,7 +21,18 @@ from toolbench.prompts.builder import Mode
 from toolbench.sandbox.limits import DEFAULT_MEMORY_MB, DEFAULT_WALL_S
 
 # Settings that say how much of the work to do, or how fast: never part of the fingerprint.
-OPERATIONAL = frozenset({"epochs", "limit", "concurrency", "use_cache", "data_dir"})
+OPERATIONAL = frozenset(
+    {
+        "epochs",
+        "limit",
+        "concurrency",
+        "use_cache",
+        "data_dir",
+        "executor",
+        "ray_address",
+        "model_replicas",
+    }
+)
 
 
 class RunConfig(BaseModel):
@@ -29,6 +40,8 @@ class RunConfig(BaseModel):
     model: str
     version: str = "v0"
     data_dir: str | None = None
+    # The server's identity in the fingerprint: its URL, or for a pool of endpoints serving one
+    # model (--base-url repeated) the URLs sorted and joined by spaces.
     base_url: str | None = None
     mode: Mode = Mode.COMPLETION
     retriever: str = "bm25"
@@ -58,6 +71,13 @@ class RunConfig(BaseModel):
     task_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     # Role -> model spec: further models a task's solve loop uses (the awareness judge).
     roles: dict[str, str] = Field(default_factory=dict)
+    # Where samples are solved: "local" (this process) or "ray" (a Ray cluster at
+    # ``ray_address``; None: a local one Ray starts, or $RAY_ADDRESS). Operational: a run
+    # resumes across executors, and its records are the same.
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = None
+    # A local model (hf:) served by this many Ray actors (--model-replicas); 1: in-process.
+    model_replicas: int = Field(default=1, ge=1)
 
     def settings(self) -> dict[str, Any]:
         """The settings that can change a result, as plain JSON data."""

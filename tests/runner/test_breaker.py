@@ -17,7 +17,7 @@ from rich.console import Console
 
 from toolbench.core.solve import Generate, SampleState
 from toolbench.core.task import Resources
-from toolbench.runner.engine import PreparedTask, SessionStats, run_work, sample_work
+from toolbench.runner.engine import PreparedTask, SampleWork, SessionStats, run_work
 from toolbench.runner.lifecycle import RunPlan, add_session, carried_totals, execute_plan
 from toolbench.runner.store import RunStore, read_records
 from toolbench.tasks.single_turn import QueryPrompt, solve_single_turn
@@ -78,8 +78,8 @@ class DyingServer:
 RESOURCES = Resources(data=cast(Any, None), sandbox=cast(Any, None), prompter=cast(Any, Prompter()))
 
 
-def _work(model: DyingServer) -> list[Any]:
-    return sample_work([PreparedTask(cast(Any, Task()), RESOURCES, SAMPLES)], 1, cast(Any, model))
+def _work(model: DyingServer) -> SampleWork:
+    return SampleWork([PreparedTask(cast(Any, Task()), RESOURCES, SAMPLES)], 1, cast(Any, model))
 
 
 def test_service_down_stops_dispatching_and_writes_nothing_for_it(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from toolbench.core.solve import Generate, SampleState
 from toolbench.core.task import Resources
-from toolbench.runner.engine import SessionStats, run_work, sample_work, solve_sample
+from toolbench.runner.engine import SampleWork, SessionStats, run_work, solve_sample
 from toolbench.runner.store import RunStore, read_records
 from toolbench.sandbox import SandboxError
 from toolbench.tasks.single_turn import QueryPrompt, solve_single_turn
@@ -82,7 +82,7 @@ def test_the_run_goes_on_and_logs_the_failure(tmp_path: Path) -> None:
     from toolbench.runner.engine import PreparedTask
 
     task = cast(Any, RaisingTask(RecursionError("deep")))
-    work = sample_work([PreparedTask(task, RESOURCES, [SAMPLE])], 2, cast(Any, FakeModel()))
+    work = SampleWork([PreparedTask(task, RESOURCES, [SAMPLE])], 2, cast(Any, FakeModel()))
     store, stats = RunStore(tmp_path), SessionStats()
     asyncio.run(run_work(work, store, 2, stats))
     store.close()

@@ -141,7 +141,15 @@ def _add_run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     run.add_argument(
         "--base-url",
         type=argtypes.url,
-        help="OpenAI-compatible server, e.g. http://localhost:8000/v1",
+        action="append",
+        help="OpenAI-compatible server, e.g. http://localhost:8000/v1; repeat it for several "
+        "endpoints serving the model (requests go to the least busy)",
+    )
+    run.add_argument(
+        "--base-urls-file",
+        type=argtypes.PathArg("file"),
+        metavar="FILE",
+        help="endpoints serving the model, one URL per line (# comments), with any --base-url",
     )
     run.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY)")
     _add_prompt_flags(run)
@@ -265,6 +273,26 @@ def _add_run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         choices=["auto", "float32", "bfloat16", "float16"],
         default="auto",
         help="hf: weight dtype (auto: the checkpoint's on a GPU, float32 on the CPU)",
+    )
+    run.add_argument(
+        "--executor",
+        choices=["local", "ray"],
+        default="local",
+        help="where samples are solved: this process, or across a Ray cluster's nodes "
+        "(pip install 'toolbench[ray]')",
+    )
+    run.add_argument(
+        "--ray-address",
+        metavar="ADDRESS",
+        help="the Ray cluster: auto, HOST:PORT or ray://HOST:PORT (default: $RAY_ADDRESS, "
+        "else a local cluster started for the run)",
+    )
+    run.add_argument(
+        "--model-replicas",
+        type=argtypes.positive_int,
+        default=1,
+        metavar="N",
+        help="hf: serve the model as N Ray actors (on GPUs where the cluster has them)",
     )
     run.add_argument(
         "--live",

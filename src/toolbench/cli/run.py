@@ -9,6 +9,7 @@ from typing import Any
 
 from rich.console import Console
 
+from toolbench.cli import argtypes
 from toolbench.config import RunConfig
 from toolbench.core.task import Task
 from toolbench.errors import UserError
@@ -119,10 +120,50 @@ def task_options_from(args: argparse.Namespace, tasks: list[Task]) -> dict[str, 
     return options
 
 
+def endpoints_of(args: argparse.Namespace) -> list[str]:
+    """The run's endpoints: each ``--base-url`` (one for commands that take one), then the
+    lines of ``--base-urls-file``; duplicates dropped, order kept."""
+    given = args.base_url
+    urls = list(given) if isinstance(given, list) else [given] if given else []
+    path = getattr(args, "base_urls_file", None)
+    if path is not None:
+        urls.extend(read_endpoints_file(path))
+    return list(dict.fromkeys(urls))
+
+
+def read_endpoints_file(path: Path) -> list[str]:
+    """``--base-urls-file``: one URL per line; blank lines and ``#`` comments skipped; a bad
+    line is refused naming file:line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"--base-urls-file {path}: unreadable ({exc})") from None
+    urls = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        try:
+            urls.append(argtypes.url(line))
+        except argparse.ArgumentTypeError as exc:
+            raise UserError(f"{path}:{number}: {exc}") from None
+    if not urls:
+        raise UserError(f"--base-urls-file {path}: no URL in it; write one per line")
+    return urls
+
+
+def endpoint_identity(urls: list[str]) -> str | None:
+    """The server's identity in the fingerprint and the response cache: the URL, or for a
+    pool the URLs sorted and joined by spaces (which replica answers never matters)."""
+    return " ".join(sorted(urls)) if urls else None
+
+
 def model_options(args: argparse.Namespace, cache_dir: Path) -> ModelOptions:
     """Backend settings from the model flags every model-calling command shares."""
+    urls = endpoints_of(args)
     return ModelOptions(
-        base_url=args.base_url,
+        base_url=urls[0] if urls else None,
+        base_urls=tuple(urls) if len(urls) > 1 else (),
         api_key=args.api_key,
         timeout_s=args.timeout,
         max_retries=args.max_retries,
@@ -132,6 +173,8 @@ def model_options(args: argparse.Namespace, cache_dir: Path) -> ModelOptions:
         hf_device=getattr(args, "hf_device", ModelOptions.hf_device),
         hf_dtype=getattr(args, "hf_dtype", ModelOptions.hf_dtype),
         hf_chat_template=getattr(args, "hf_chat_template", None),
+        replicas=getattr(args, "model_replicas", 1),
+        ray_address=getattr(args, "ray_address", None),
     )
 
 
@@ -147,7 +190,7 @@ def command_run(args: argparse.Namespace, console: Console, default_cache: Path)
         tasks=[t.name for t in tasks],
         model=args.model,
         data_dir=str(args.data_dir) if args.data_dir else None,
-        base_url=args.base_url,
+        base_url=endpoint_identity(endpoints_of(args)),
         **prompt_settings(args),
         temperature=args.temperature,
         hf_dtype=args.hf_dtype,
@@ -162,6 +205,9 @@ def command_run(args: argparse.Namespace, console: Console, default_cache: Path)
         max_turns=args.max_turns,
         task_options=task_options_from(args, tasks),
         roles=dict(args.role),
+        executor=args.executor,
+        ray_address=args.ray_address,
+        model_replicas=args.model_replicas,
     )
     cache_dir = args.cache_dir or default_cache
     options = model_options(args, cache_dir)

@@ -47,6 +47,9 @@ class ModelOptions:
     """Backend settings from the command line. Not every backend uses every field."""
 
     base_url: str | None = None
+    # Several endpoints serving one model (--base-url repeated): requests go to the one with
+    # the fewest in flight (``models.endpoints``). Empty: ``base_url`` alone.
+    base_urls: tuple[str, ...] = ()
     api_key: str | None = None
     timeout_s: float = 60.0
     max_retries: int = 6
@@ -62,3 +65,7 @@ class ModelOptions:
     hf_dtype: str = "auto"
     # A Jinja chat template file used instead of the tokenizer's own (--hf-chat-template).
     hf_chat_template: Path | None = None
+    # A local model served by this many Ray actors (``models.ray_replicas``), on the Ray
+    # cluster at ``ray_address`` (None: $RAY_ADDRESS, else a local one); 1: in-process.
+    replicas: int = 1
+    ray_address: str | None = None

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from toolbench.core.bounded import bounded_text
 from toolbench.core.solve import (
@@ -84,28 +84,36 @@ class SessionStats:
                 self.completion_tokens += completion
 
 
-@dataclass(frozen=True)
-class WorkItem:
-    """One record's worth of work: its log key, its progress bar, and how to make the record
-    (a coroutine function that never raises for anything a model does)."""
+class SampleWork:
+    """Every (sample's task, sample, epoch) of a run, as log keys made lazily (a run of a
+    million records holds no million objects), and how to solve one key into its record.
 
-    key: Key
-    bar: str
-    run: Callable[[], Awaitable[dict[str, Any]]]
+    Keys come epoch by epoch, tasks in order. A key uses the sample's own ``task`` (the
+    awareness task tags its items ``aware-<mode>``), which is also the record's ``task``; the
+    progress bar of a key is its task's name. Executors take keys from ``planned_keys()`` and call
+    ``solve``; the same object, built from the same recipe, solves keys on a Ray node."""
 
+    def __init__(self, prepared: Sequence[PreparedTask], epochs: int, model: Model) -> None:
+        self.prepared, self.epochs, self.model = list(prepared), epochs, model
+        self._index = {(s.task, s.id): (p, s) for p in self.prepared for s in p.samples}
 
-def sample_work(prepared: Sequence[PreparedTask], epochs: int, model: Model) -> list[WorkItem]:
-    """Every (sample's task, sample, epoch) of a run, epoch by epoch. The key uses the
-    sample's own ``task`` (the awareness task tags its items ``aware-<mode>``), which is also
-    the record's ``task``; the progress bar is the task's."""
+    @property
+    def planned(self) -> int:
+        return self.epochs * sum(len(p.samples) for p in self.prepared)
 
-    def item(p: PreparedTask, sample: Sample, epoch: int) -> WorkItem:
-        async def run() -> dict[str, Any]:
-            return await solve_sample(p.task, p.resources, sample, epoch, model)
+    def planned_keys(self) -> Iterator[tuple[Key, str]]:
+        """(log key, progress bar) of every record of the run, in run order."""
+        for epoch in range(self.epochs):
+            for p in self.prepared:
+                bar = p.task.name
+                for sample in p.samples:
+                    yield (sample.task, sample.id, epoch), bar
 
-        return WorkItem((sample.task, sample.id, epoch), p.task.name, run)
-
-    return [item(p, s, e) for e in range(epochs) for p in prepared for s in p.samples]
+    async def solve(self, key: Key) -> dict[str, Any]:
+        """The record of ``key``; never raises for anything a model does (``ServiceDown``
+        when the model's service is gone)."""
+        prepared, sample = self._index[(key[0], key[1])]
+        return await solve_sample(prepared.task, prepared.resources, sample, key[2], self.model)
 
 
 async def solve_sample(
@@ -147,46 +155,98 @@ def make_record(state: SampleState, outcome: Outcome) -> dict[str, Any]:
     }
 
 
-async def run_work(
-    work: Sequence[WorkItem],
-    store: RunStore,
-    concurrency: int,
-    stats: SessionStats,
-    on_progress: Callable[[str], None] | None = None,
-) -> None:
-    """Run every item; append each record as it finishes and count it into ``stats``.
+class Executor(Protocol):
+    """Where a run's samples are solved. Executors decide where, never how records are made
+    or kept: every record comes back to ``on_record`` in this process, which appends it to the
+    one run log (the caller never gets two records of one key)."""
 
-    An item that raises ``ServiceDown`` (the model's server is gone, seen by the retry
-    layer's breaker) writes no record: it stays undone for a rerun, like every item not
-    started. The first one stops the dispatching (``stats.stopped`` says why); items in
-    flight end on their own (quickly: the breaker fails them at once) and are written if they
-    finished."""
-    queue: asyncio.Queue[WorkItem] = asyncio.Queue()
-    for item in work:
-        queue.put_nowait(item)
+    async def run(
+        self,
+        todo: Iterator[tuple[Key, str]],
+        work: SampleWork,
+        on_record: Callable[[dict[str, Any], str], None],
+        stats: SessionStats,
+        concurrency: int,
+    ) -> None: ...
+
+
+def record_writer(
+    store: RunStore, stats: SessionStats, on_progress: Callable[[str], None] | None = None
+) -> Callable[[dict[str, Any], str], None]:
+    """What an executor calls with each finished record and its progress bar: append it to
+    the log, count it, advance the bar."""
+
+    def on_record(record: dict[str, Any], bar: str) -> None:
+        store.append(record)
+        stats.count(record)
+        if on_progress is not None:
+            on_progress(bar)
+
+    return on_record
+
+
+class LocalExecutor:
+    """Samples solved in this process's event loop, ``concurrency`` at a time."""
+
+    async def run(
+        self,
+        todo: Iterator[tuple[Key, str]],
+        work: SampleWork,
+        on_record: Callable[[dict[str, Any], str], None],
+        stats: SessionStats,
+        concurrency: int,
+    ) -> None:
+        await run_keys(todo, work.solve, on_record, stats, concurrency)
+
+
+async def run_keys(
+    todo: Iterator[tuple[Key, str]],
+    solve: Callable[[Key], Awaitable[dict[str, Any]]],
+    on_record: Callable[[dict[str, Any], str], None],
+    stats: SessionStats,
+    concurrency: int,
+) -> None:
+    """Solve every key (``concurrency`` workers pulling from one iterator, so nothing is
+    queued ahead); hand each record to ``on_record`` as it finishes.
+
+    A key whose solve raises ``ServiceDown`` (the model's server is gone, seen by the retry
+    layer's breaker) gets no record: it stays undone for a rerun, like every key not started.
+    The first one stops the dispatching (``stats.stopped`` says why); keys in flight end on
+    their own (quickly: the breaker fails them at once) and are written if they finished."""
     start = time.perf_counter()
 
     async def worker() -> None:
         while stats.stopped is None:
             try:
-                item = queue.get_nowait()
-            except asyncio.QueueEmpty:
+                key, bar = next(todo)
+            except StopIteration:
                 return
             try:
-                record = await item.run()
+                record = await solve(key)
             except ServiceDown as exc:
                 if stats.stopped is None:
                     stats.stopped = one_line_text(str(exc))
                 return
-            store.append(record)
-            stats.count(record)
-            if on_progress is not None:
-                on_progress(item.bar)
+            on_record(record, bar)
 
-    workers = [asyncio.create_task(worker()) for _ in range(min(concurrency, len(work)) or 1)]
+    workers = [asyncio.create_task(worker()) for _ in range(concurrency)]
     try:
         await asyncio.gather(*workers)
     finally:
         for task in workers:
             task.cancel()
         stats.elapsed_s = time.perf_counter() - start
+
+
+async def run_work(
+    work: SampleWork,
+    store: RunStore,
+    concurrency: int,
+    stats: SessionStats,
+    on_progress: Callable[[str], None] | None = None,
+) -> None:
+    """Every key of ``work`` solved in this process, each record appended to ``store`` (the
+    lifecycle's local path without its folder, progress bars and run.json)."""
+    writer = record_writer(store, stats, on_progress)
+    workers = min(concurrency, work.planned) or 1
+    await LocalExecutor().run(work.planned_keys(), work, writer, stats, workers)

@@ -15,7 +15,7 @@ import asyncio
 import datetime as dt
 import re
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Container
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,13 @@ from rich.text import Text
 
 from toolbench.errors import UserError
 from toolbench.runner.chain import LogCheck
-from toolbench.runner.engine import SessionStats, WorkItem, run_work
+from toolbench.runner.engine import (
+    Executor,
+    LocalExecutor,
+    SampleWork,
+    SessionStats,
+    record_writer,
+)
 from toolbench.runner.store import Key, RunStore, read_run_info
 
 # (info so far, every record of the log) -> info with "metrics", "counts", ...; and the number
@@ -112,9 +118,11 @@ class RunPlan:
     fingerprint: str  # what can change a result
     selection: dict[str, Any]  # which part of the data (--limit, --epochs): resumed only if equal
     info: dict[str, Any]  # run.json's fields besides status, totals and metrics
-    work: list[WorkItem]
+    work: SampleWork
     finish: Finisher
     concurrency: int
+    # Where the samples are solved (this process, or a Ray cluster): never how they are kept.
+    executor: Executor = field(default_factory=LocalExecutor)
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     # Checks that must pass before any folder is made (e.g. the model's endpoint answers).
     preflight: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
@@ -196,26 +204,30 @@ def _run_claimed(
     folder: Path,
     store: RunStore,
     previous: dict[str, Any],
-    done: dict[Key, dict[str, Any]],
+    done: Collection[Key],
     console: Console,
 ) -> RunResult:
     """The run itself, in a folder this process holds the lock of."""
     for tell in plan.on_folder:
         tell(folder)
-    todo = [item for item in plan.work if item.key not in done]
+    planned = plan.work.planned
+    tally = tally_work(plan.work, done)
+    done_before = planned - sum(tally.left.values())
     info = {
         **plan.info,
         "status": "running",
-        "progress": progress_of(len(plan.work) - len(todo), len(plan.work)),
+        "progress": progress_of(done_before, planned),
         "fingerprint": plan.fingerprint,
         "selection": plan.selection,
         **carried_totals(previous),
     }
     store.write_info(info)
     stats, status = SessionStats(), "failed"
-    checkpoint = ProgressCheckpoint(store, info, stats, len(plan.work) - len(todo))
+    checkpoint = ProgressCheckpoint(store, info, stats, done_before)
     try:
-        asyncio.run(_run_with_progress(plan, todo, store, stats, console, checkpoint.advance))
+        asyncio.run(
+            _run_with_progress(plan, tally, done, store, stats, console, checkpoint.advance)
+        )
         status = "complete"
     except (KeyboardInterrupt, asyncio.CancelledError):
         status = "interrupted"
@@ -225,10 +237,10 @@ def _run_claimed(
         records, check = store.finished_log()
         info, finished = plan.finish(info, records)
         add_session(info, stats)
-        if status == "complete" and finished < len(plan.work):
+        if status == "complete" and finished < planned:
             status = "incomplete"  # infra errors remain; rerun the command to retry them
         info["status"] = status
-        info["progress"] = progress_of(finished, len(plan.work))
+        info["progress"] = progress_of(finished, planned)
         info.pop("stopped", None)
         if stats.stopped is not None:  # the model's service went away: the rest is undone
             info["stopped"] = stats.stopped
@@ -236,7 +248,7 @@ def _run_claimed(
         record_log_check(info, store, console, check)
         store.write_info(info)
     if stats.stopped is not None:
-        left = len(plan.work) - finished
+        left = planned - finished
         console.print(
             f"{stats.stopped}; {left} samples left undone: rerun the same command to "
             "finish",
@@ -271,9 +283,29 @@ class ProgressCheckpoint:
         self.store.write_info({**self.info, "progress": progress_of(done, planned)})
 
 
+@dataclass
+class WorkTally:
+    """Per progress bar: how many records the run plans, and how many are left to do."""
+
+    totals: dict[str, int]
+    left: dict[str, int]
+
+
+def tally_work(work: SampleWork, done: Container[Key]) -> WorkTally:
+    """One pass over the run's keys (no list of them is kept)."""
+    totals: dict[str, int] = {}
+    left: dict[str, int] = {}
+    for key, bar in work.planned_keys():
+        totals[bar] = totals.get(bar, 0) + 1
+        if key not in done:
+            left[bar] = left.get(bar, 0) + 1
+    return WorkTally(totals, left)
+
+
 async def _run_with_progress(
     plan: RunPlan,
-    todo: Sequence[WorkItem],
+    tally: WorkTally,
+    done: Container[Key],
     store: RunStore,
     stats: SessionStats,
     console: Console,
@@ -288,21 +320,14 @@ async def _run_with_progress(
         TextColumn("ETA"),
         TimeRemainingColumn(),
     )
-    totals: dict[str, int] = {}
-    for item in plan.work:
-        totals[item.bar] = totals.get(item.bar, 0) + 1
-    left: dict[str, int] = {}
-    for item in todo:
-        left[item.bar] = left.get(item.bar, 0) + 1
+    planned, left = plan.work.planned, sum(tally.left.values())
     plain = None
     if not console.is_terminal:
-        plain = PlainProgress(
-            console, len(plan.work), len(plan.work) - len(todo), PLAIN_PROGRESS_EVERY_S
-        )
+        plain = PlainProgress(console, planned, planned - left, PLAIN_PROGRESS_EVERY_S)
     with Progress(*columns, console=console, disable=plain is not None) as bar:
         bars = {
-            name: bar.add_task(name, total=total, completed=total - left.get(name, 0))
-            for name, total in totals.items()
+            name: bar.add_task(name, total=total, completed=total - tally.left.get(name, 0))
+            for name, total in tally.totals.items()
         }
 
         def advance(name: str) -> None:
@@ -311,8 +336,15 @@ async def _run_with_progress(
             if plain is not None:
                 plain.advance()
 
+        todo = ((key, name) for key, name in plan.work.planned_keys() if key not in done)
         try:
-            await run_work(todo, store, plan.concurrency, stats, advance)
+            await plan.executor.run(
+                todo,
+                plan.work,
+                record_writer(store, stats, advance),
+                stats,
+                min(plan.concurrency, left) or 1,
+            )
         finally:
             for close in plan.closers:
                 await close()
@@ -320,7 +352,7 @@ async def _run_with_progress(
 
 def open_run(
     folder: Path, fingerprint: str, console: Console, parts: dict[str, Any] | None = None
-) -> tuple[RunStore, dict[str, Any], dict[Key, dict[str, Any]]]:
+) -> tuple[RunStore, dict[str, Any], Collection[Key]]:
     """The run folder's store, holding the folder's lock (``FolderInUse`` if another process
     runs it), its previous run.json (empty if new) and the finished records; a folder holding
     another configuration is refused (``UserError``). The caller calls ``store.release()``

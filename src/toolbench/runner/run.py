@@ -10,7 +10,8 @@ import asyncio
 import contextlib
 import functools
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from toolbench.models.builtin import ReplayModel, check_replay
 from toolbench.models.spec import make_model, preflight
 from toolbench.package import __version__
 from toolbench.prompts.builder import PromptConfig, Prompter
-from toolbench.runner.engine import PreparedTask, sample_work
+from toolbench.runner.engine import Executor, LocalExecutor, PreparedTask, SampleWork
 from toolbench.runner.fingerprint import content_digest
 from toolbench.runner.invocation import recorded_command, redact_command
 from toolbench.runner.lifecycle import RunPlan, RunResult, execute_plan, slug
@@ -35,7 +36,15 @@ from toolbench.sandbox.pool import SandboxPool
 from toolbench.tables.runs import counts_of
 from toolbench.tasks.registry import parse_task_list
 
-__all__ = ["RunResult", "execute", "prepare_tasks", "prompt_config_for", "redact_command"]
+__all__ = [
+    "RunResult",
+    "WorkRecipe",
+    "execute",
+    "open_work",
+    "prepare_tasks",
+    "prompt_config_for",
+    "redact_command",
+]
 
 
 def prompt_config_for(task: Task, config: RunConfig) -> PromptConfig:
@@ -110,6 +119,56 @@ def with_run_options(tasks: Sequence[Task], config: RunConfig) -> list[Task]:
     return applied
 
 
+@dataclass
+class WorkRecipe:
+    """Everything a process needs to build a run's work itself: the driver builds it here,
+    and each Ray node's sample actor builds the same from the same recipe (it is pickled to
+    them, so task and model objects given in place of names must pickle)."""
+
+    config: RunConfig
+    options: ModelOptions
+    cache_dir: Path | None
+    sandbox_workers: int | None = None
+    tasks: Sequence[Task] | None = None  # task objects instead of config.tasks' names
+    model: Model | None = None  # a model object instead of config.model's spec
+    allow_missing: bool = False
+
+
+@dataclass
+class OpenWork:
+    """A run's work, ready to solve, and what was learnt building it."""
+
+    work: SampleWork
+    roles: dict[str, Model]
+    isolation: dict[str, Any]  # what keeps model-written programs in (the sandbox layers)
+    model_notes: dict[str, Any] | None  # what a model that fits the data said (FitsData)
+
+
+@contextlib.contextmanager
+def open_work(recipe: WorkRecipe) -> Iterator[OpenWork]:
+    """Sandbox workers, the model, the loaded and prepared tasks (golds executed): the run's
+    work, solvable until the context ends (which stops the sandbox workers and releases the
+    tasks' resources). Bad input raises ``UserError`` before anything is written."""
+    config = recipe.config
+    limits = Limits(wall_s=config.sandbox_wall_s, memory_mb=config.sandbox_memory_mb)
+    with contextlib.ExitStack() as stack:
+        pool = stack.enter_context(SandboxPool(workers=recipe.sandbox_workers, limits=limits))
+        sandbox: ProgramRunner = pool
+        if config.use_cache and recipe.cache_dir is not None:
+            memo = MemoizedSandbox(pool, recipe.cache_dir / "executions.sqlite", limits)
+            stack.callback(memo.close)
+            sandbox = memo
+        model = recipe.model or make_model(config.model, recipe.options)
+        roles = {role: make_model(spec, recipe.options) for role, spec in config.roles.items()}
+        prepared = prepare_tasks(config, sandbox, recipe.cache_dir, recipe.tasks, roles)
+        if isinstance(model, ReplayModel):
+            _check_replay(model, prepared, recipe.allow_missing)
+        for task in prepared:  # e.g. a live task's scratch resources, released when the run ends
+            stack.callback(task.data.close)
+        notes = model.fit(prepared) if isinstance(model, FitsData) else None
+        yield OpenWork(SampleWork(prepared, config.epochs, model), roles, pool.isolation, notes)
+
+
 def execute(
     config: RunConfig,
     options: ModelOptions,
@@ -125,31 +184,31 @@ def execute(
 ) -> RunResult:
     """Run ``config`` into a run folder. ``tasks`` and ``model``: objects to use instead of
     the registry's (``config.tasks`` and ``config.model`` should then carry their names)."""
-    limits = Limits(wall_s=config.sandbox_wall_s, memory_mb=config.sandbox_memory_mb)
-    with contextlib.ExitStack() as stack:
-        pool = stack.enter_context(SandboxPool(workers=sandbox_workers, limits=limits))
-        sandbox: ProgramRunner = pool
-        if config.use_cache and cache_dir is not None:
-            memo = MemoizedSandbox(pool, cache_dir / "executions.sqlite", limits)
-            stack.callback(memo.close)
-            sandbox = memo
-        if model is None:
-            model = make_model(config.model, options)
-        roles = {role: make_model(spec, options) for role, spec in config.roles.items()}
-        prepared = prepare_tasks(config, sandbox, cache_dir, tasks, roles)
-        if isinstance(model, ReplayModel):
-            _check_replay(model, prepared, allow_missing)
-        for task in prepared:  # e.g. a live task's scratch resources, released when the run ends
-            stack.callback(task.data.close)
-        plan = task_plan(config, prepared, model, roles)
-        if isinstance(model, FitsData):
-            notes = model.fit(prepared)
-            plan.info["model_notes"] = notes
+    recipe = WorkRecipe(config, options, cache_dir, sandbox_workers, tasks, model, allow_missing)
+    with open_work(recipe) as opened:
+        plan = task_plan(config, opened.work, opened.roles)
+        if opened.model_notes is not None:
+            plan.info["model_notes"] = opened.model_notes
             plan.info.update(
-                {p.task.model_notes_key: notes for p in prepared if p.task.model_notes_key}
+                {
+                    p.task.model_notes_key: opened.model_notes
+                    for p in opened.work.prepared
+                    if p.task.model_notes_key
+                }
             )
-        plan.extra_final["isolation"] = pool.isolation  # what kept model code in
+        plan.extra_final["isolation"] = opened.isolation  # what kept model code in
+        plan.executor = make_executor(config, recipe)
         return execute_plan(plan, out, runs_dir, console)
+
+
+def make_executor(config: RunConfig, recipe: WorkRecipe) -> Executor:
+    """``--executor``: this process (local), or a Ray cluster (each node builds the work from
+    the recipe). Ray is imported only when asked for: local runs never need it."""
+    if config.executor == "local":
+        return LocalExecutor()
+    from toolbench.runner.ray_executor import RayExecutor
+
+    return RayExecutor(recipe, address=config.ray_address)
 
 
 def _check_replay(model: ReplayModel, prepared: list[PreparedTask], allow_missing: bool) -> None:
@@ -170,21 +229,17 @@ def _check_replay(model: ReplayModel, prepared: list[PreparedTask], allow_missin
     print(f"toolbench: warning: replay file {model.path}: {text}", file=sys.stderr)
 
 
-def task_plan(
-    config: RunConfig,
-    prepared: list[PreparedTask],
-    model: Model,
-    roles: Mapping[str, Model] | None = None,
-) -> RunPlan:
-    """The run of ``config`` over the prepared tasks, as the lifecycle runs it."""
+def task_plan(config: RunConfig, work: SampleWork, roles: Mapping[str, Model]) -> RunPlan:
+    """The run of ``config`` over the prepared work, as the lifecycle runs it."""
+    prepared = work.prepared
     parts = fingerprint_parts(config, {p.task.name: _task_part(p) for p in prepared})
-    models = [model, *(roles or {}).values()]
+    models = [work.model, *roles.values()]
     return RunPlan(
         prefix=f"{slug('+'.join(config.tasks))}-{slug(config.model)}-",
         fingerprint=fingerprint_of(parts),
         selection={"limit": config.limit, "epochs": config.epochs},
         info=_base_info(config, prepared, parts),
-        work=sample_work(prepared, config.epochs, model),
+        work=work,
         finish=lambda info, records: finish_info(info, prepared, records),
         concurrency=config.concurrency,
         closers=[m.aclose for m in models],
