@@ -69,3 +69,6 @@ class ModelOptions:
     # cluster at ``ray_address`` (None: $RAY_ADDRESS, else a local one); 1: in-process.
     replicas: int = 1
     ray_address: str | None = None
+    # The run's replicas are Ray actors named after this group (set once by the process that
+    # starts the run), so every process of the run that builds the model finds the same ones.
+    replica_group: str | None = None

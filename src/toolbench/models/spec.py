@@ -7,6 +7,8 @@ the baseline) are imported only when asked for.
 
 from __future__ import annotations
 
+from typing import Any
+
 from toolbench.errors import UserError, did_you_mean
 from toolbench.models.base import Model, ModelOptions
 from toolbench.models.registry import (
@@ -26,7 +28,9 @@ __all__ = [
     "TOOL_TASKS",
     "KnownModel",
     "known_model",
+    "looked_through",
     "make_model",
+    "pool_stats",
     "preflight",
     "require",
 ]
@@ -95,15 +99,31 @@ def make_model(spec: str, options: ModelOptions) -> Model:
     return _wrap(entry.build(rest if colon else None, options), options, entry)
 
 
+def looked_through(model: Model, name: str) -> Any:
+    """The attribute ``name`` of the model or of the first model it wraps that has it (cache,
+    retries and other wrappers keep theirs in ``inner``); None if none has it."""
+    seen: Any = model
+    for _ in range(8):  # a few wrappers at most
+        if seen is None:
+            return None
+        found = getattr(seen, name, None)
+        if found is not None:
+            return found
+        seen = getattr(seen, "inner", None)
+    return None
+
+
 async def preflight(model: Model) -> None:
     """Check the model's endpoint before the run starts, if its backend can (see
     ``OpenAIModel.preflight``); wrappers (cache, retries) are looked through."""
-    seen: Model | None = model
-    for _ in range(8):  # a few wrappers at most
-        if seen is None:
-            return
-        check = getattr(seen, "preflight", None)
-        if callable(check):
-            await check()
-            return
-        seen = getattr(seen, "inner", None)
+    check = looked_through(model, "preflight")
+    if callable(check):
+        await check()
+
+
+def pool_stats(model: Model) -> dict[str, Any]:
+    """What a model served by a pool (endpoints, Ray replicas) did per member, as run.json
+    fields (``{"endpoints": {url: {"calls", "errors", "latency_s", "mean_latency_s"}}}``);
+    empty for a model served by one server."""
+    stats = looked_through(model, "pool_stats")
+    return dict(stats()) if callable(stats) else {}

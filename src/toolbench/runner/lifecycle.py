@@ -127,6 +127,9 @@ class RunPlan:
     # Checks that must pass before any folder is made (e.g. the model's endpoint answers).
     preflight: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     extra_final: dict[str, Any] = field(default_factory=dict)  # e.g. the sandbox's isolation
+    # Called as the session ends, with run.json so far; each returns fields to add or update
+    # (e.g. calls, errors and latency per endpoint of the model's pool).
+    final_info: list[Callable[[dict[str, Any]], dict[str, Any]]] = field(default_factory=list)
     # Told the run folder once it is chosen, before any work runs (tasks that save files).
     on_folder: list[Callable[[Path], None]] = field(default_factory=list)
     # What the fingerprint hashes, kept in run.json so a refused resume names what changed.
@@ -245,6 +248,8 @@ def _run_claimed(
         if stats.stopped is not None:  # the model's service went away: the rest is undone
             info["stopped"] = stats.stopped
         info.update(plan.extra_final)
+        for more in plan.final_info:
+            info.update(more(info))
         record_log_check(info, store, console, check)
         store.write_info(info)
     if stats.stopped is not None:

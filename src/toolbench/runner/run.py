@@ -22,7 +22,7 @@ from toolbench.core.task import LiveOptions, Resources, Task
 from toolbench.errors import UserError
 from toolbench.models.base import FitsData, Model, ModelOptions
 from toolbench.models.builtin import ReplayModel, check_replay
-from toolbench.models.spec import make_model, preflight
+from toolbench.models.spec import make_model, pool_stats, preflight
 from toolbench.package import __version__
 from toolbench.prompts.builder import PromptConfig, Prompter
 from toolbench.runner.engine import Executor, LocalExecutor, PreparedTask, SampleWork
@@ -198,6 +198,9 @@ def execute(
             )
         plan.extra_final["isolation"] = opened.isolation  # what kept model code in
         plan.executor = make_executor(config, recipe)
+        more = getattr(plan.executor, "final_info", None)
+        if callable(more):  # e.g. what each node did, its models' pools merged
+            plan.final_info.append(more)
         return execute_plan(plan, out, runs_dir, console)
 
 
@@ -246,6 +249,7 @@ def task_plan(config: RunConfig, work: SampleWork, roles: Mapping[str, Model]) -
         preflight=[functools.partial(preflight, m) for m in models],
         on_folder=[functools.partial(_set_run_dir, p.resources) for p in prepared],
         fingerprint_parts=parts,
+        final_info=[lambda info: pool_stats(work.model)],
     )
 
 

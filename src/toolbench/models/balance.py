@@ -1,0 +1,88 @@
+"""Spreading requests over several servers of one model: endpoints (``--base-url`` repeated)
+or Ray replicas of a local model (``--model-replicas``).
+
+Each request goes to the member with the fewest requests in flight (ties: the one picked
+longest ago), so a slow or busy member gets less work without any tuning. A member can be
+taken out of service for a while (it failed its health check, or kept failing); the pool's
+owner decides when, and when to probe it back in. Per-member counts (calls, errors, latency)
+are kept for ``run.json`` and the report.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass
+class Member:
+    """One server of the pool and what it did."""
+
+    name: str  # what run.json and the report call it (a URL, "replica 0")
+    index: int
+    in_flight: int = 0
+    calls: int = 0  # requests answered (any answer, errors included)
+    errors: int = 0  # requests that failed (connection, 5xx, timeout)
+    latency_s: float = 0.0  # summed over answered requests
+    out_until: float | None = None  # out of service until then (clock time); None: in
+    last_picked: int = -1
+
+    def as_json(self) -> dict[str, Any]:
+        answered = self.calls - self.errors
+        mean = round(self.latency_s / answered, 4) if answered > 0 else None
+        return {
+            "calls": self.calls,
+            "errors": self.errors,
+            "latency_s": round(self.latency_s, 4),
+            "mean_latency_s": mean,
+        }
+
+
+class Balancer:
+    """Least-outstanding choice among the members in service."""
+
+    def __init__(self, names: Sequence[str], clock: Callable[[], float] = time.monotonic) -> None:
+        if not names:
+            raise ValueError("a pool needs at least one member")
+        self.members = [Member(name, i) for i, name in enumerate(names)]
+        self.clock = clock
+        self._picks = 0
+
+    def in_service(self, member: Member) -> bool:
+        until = member.out_until
+        return until is None or self.clock() >= until
+
+    def pick(self) -> Member | None:
+        """The member to send the next request to (counted in flight), or None when every
+        member is out of service."""
+        ready = [m for m in self.members if self.in_service(m)]
+        if not ready:
+            return None
+        member = min(ready, key=lambda m: (m.in_flight, m.last_picked))
+        self._picks += 1
+        member.last_picked = self._picks
+        member.in_flight += 1
+        return member
+
+    def finished(self, member: Member, *, ok: bool, latency_s: float = 0.0) -> None:
+        """A request sent to ``member`` ended (``ok``: it answered)."""
+        member.in_flight -= 1
+        member.calls += 1
+        if ok:
+            member.latency_s += latency_s
+        else:
+            member.errors += 1
+
+    def take_out(self, member: Member, seconds: float) -> None:
+        """Out of service for ``seconds`` (then it is picked again: the next request probes
+        it)."""
+        member.out_until = self.clock() + seconds
+
+    def put_back(self, member: Member) -> None:
+        member.out_until = None
+
+    def stats(self) -> dict[str, dict[str, Any]]:
+        """Per member (by name): calls, errors, mean latency of answered calls."""
+        return {m.name: m.as_json() for m in self.members}
