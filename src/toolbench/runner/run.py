@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import sys
+import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -184,6 +186,8 @@ def execute(
 ) -> RunResult:
     """Run ``config`` into a run folder. ``tasks`` and ``model``: objects to use instead of
     the registry's (``config.tasks`` and ``config.model`` should then carry their names)."""
+    if options.replicas > 1 and options.replica_group is None:  # one name for the run's replicas
+        options = dataclasses.replace(options, replica_group=uuid.uuid4().hex[:12])
     recipe = WorkRecipe(config, options, cache_dir, sandbox_workers, tasks, model, allow_missing)
     with open_work(recipe) as opened:
         plan = task_plan(config, opened.work, opened.roles)
