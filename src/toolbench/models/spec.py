@@ -29,6 +29,7 @@ __all__ = [
     "KnownModel",
     "known_model",
     "looked_through",
+    "make_bare_model",
     "make_model",
     "pool_stats",
     "preflight",
@@ -84,10 +85,17 @@ def _wrap(model: Model, options: ModelOptions, entry: KnownModel) -> Model:
     return model
 
 
-def make_model(spec: str, options: ModelOptions) -> Model:
-    """Build the model ``spec`` names (``toolbench list models``), wrapped as its registry
-    entry says; ``UserError`` if the spec is wrong."""
-    spec = spec.strip()
+#: Backends that run the model in this process, so that ``--model-replicas`` can run copies
+#: of it as Ray actors (``models.ray_replicas``). Others are served elsewhere or are the
+#: harness's own: why replicas make no sense for them, by backend.
+REPLICABLE = frozenset({"hf", "smollm2"})
+_NOT_REPLICABLE = {
+    "openai": "its model is served by its endpoints; give each with --base-url instead",
+}
+
+
+def _entry_of(spec: str) -> tuple[KnownModel, str | None]:
+    """The registry entry ``spec`` names and its argument; ``UserError`` if the spec is wrong."""
     prefix, colon, rest = spec.partition(":")
     entry = lookup(prefix)
     if entry is None:
@@ -96,7 +104,32 @@ def make_model(spec: str, options: ModelOptions) -> Model:
         raise UserError(f"model '{spec}': {entry.name} takes no argument; write {entry.name}")
     if entry.argument == "required" and not rest:
         raise UserError(f"model '{spec}' needs an argument: {entry.spec}")
-    return _wrap(entry.build(rest if colon else None, options), options, entry)
+    return entry, rest if colon else None
+
+
+def make_bare_model(spec: str, options: ModelOptions) -> Model:
+    """The model ``spec`` names as its backend builds it, in this process: no retries, no
+    cache, no replicas (what each Ray replica holds)."""
+    entry, argument = _entry_of(spec.strip())
+    return entry.build(argument, options)
+
+
+def make_model(spec: str, options: ModelOptions) -> Model:
+    """Build the model ``spec`` names (``toolbench list models``), wrapped as its registry
+    entry says; ``UserError`` if the spec is wrong. ``options.replicas`` > 1: the model runs
+    as that many Ray actors (``models.ray_replicas.ReplicaPool``), wrapped here like one."""
+    spec = spec.strip()
+    entry, argument = _entry_of(spec)
+    if options.replicas <= 1:
+        return _wrap(entry.build(argument, options), options, entry)
+    if entry.name not in REPLICABLE:
+        why = _NOT_REPLICABLE.get(
+            entry.name, "it does not run a model in this process (replicas are for hf:, smollm2)"
+        )
+        raise UserError(f"--model-replicas {options.replicas}: cannot replicate {spec}: {why}")
+    from toolbench.models.ray_replicas import ReplicaPool
+
+    return _wrap(ReplicaPool(spec, options), options, entry)
 
 
 def looked_through(model: Model, name: str) -> Any:
