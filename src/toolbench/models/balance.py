@@ -11,7 +11,7 @@ are kept for ``run.json`` and the report.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +28,12 @@ class Member:
     latency_s: float = 0.0  # summed over answered requests
     out_until: float | None = None  # out of service until then (clock time); None: in
     last_picked: int = -1
+    taken_out: int = 0  # times it was taken out of service
+    failing: int = 0  # failures in a row since its last good answer
+
+    @property
+    def answered(self) -> int:
+        return self.calls - self.errors
 
     def as_json(self) -> dict[str, Any]:
         answered = self.calls - self.errors
@@ -37,6 +43,7 @@ class Member:
             "errors": self.errors,
             "latency_s": round(self.latency_s, 4),
             "mean_latency_s": mean,
+            "taken_out": self.taken_out,
         }
 
 
@@ -54,10 +61,10 @@ class Balancer:
         until = member.out_until
         return until is None or self.clock() >= until
 
-    def pick(self) -> Member | None:
+    def pick(self, skip: Collection[Member] = ()) -> Member | None:
         """The member to send the next request to (counted in flight), or None when every
-        member is out of service."""
-        ready = [m for m in self.members if self.in_service(m)]
+        member is out of service (or in ``skip``: the ones this request already failed on)."""
+        ready = [m for m in self.members if m not in skip and self.in_service(m)]
         if not ready:
             return None
         member = min(ready, key=lambda m: (m.in_flight, m.last_picked))
@@ -68,21 +75,32 @@ class Balancer:
 
     def finished(self, member: Member, *, ok: bool, latency_s: float = 0.0) -> None:
         """A request sent to ``member`` ended (``ok``: it answered)."""
-        member.in_flight -= 1
+        member.in_flight = max(0, member.in_flight - 1)
         member.calls += 1
         if ok:
             member.latency_s += latency_s
+            member.failing = 0
         else:
             member.errors += 1
+            member.failing += 1
+
+    def abandoned(self, member: Member) -> None:
+        """A request sent to ``member`` was cancelled before it ended: no longer in flight,
+        and neither an answer nor an error (Ctrl-C, the run stopping)."""
+        member.in_flight = max(0, member.in_flight - 1)
 
     def take_out(self, member: Member, seconds: float) -> None:
         """Out of service for ``seconds`` (then it is picked again: the next request probes
-        it)."""
+        it, unless the owner probes it first). Counted once per time it goes out."""
+        if member.out_until is None:
+            member.taken_out += 1
         member.out_until = self.clock() + seconds
 
     def put_back(self, member: Member) -> None:
         member.out_until = None
+        member.failing = 0
 
     def stats(self) -> dict[str, dict[str, Any]]:
-        """Per member (by name): calls, errors, mean latency of answered calls."""
+        """Per member (by name): calls, errors, mean latency of answered calls, times taken
+        out."""
         return {m.name: m.as_json() for m in self.members}

@@ -18,6 +18,7 @@ costs ~0.3 ms.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import time
@@ -32,6 +33,7 @@ from openai._models import FinalRequestOptions
 
 from toolbench.errors import UserError
 from toolbench.models.base import ModelOptions
+from toolbench.models.endpoints import EndpointPool, Unreachable
 from toolbench.types import Generation, GenerationRequest, InfraError
 from toolbench.types import _plain as plain
 
@@ -149,9 +151,15 @@ def context_length_of(listing: bytes, model: str) -> int | None:
 
 
 class OpenAIModel:
-    """Chat or completion requests against one model name on one endpoint."""
+    """Chat or completion requests against one model name on one endpoint; with several
+    (``options.base_urls``), a ``PooledOpenAIModel`` over one of these per endpoint."""
 
     cacheable = True
+
+    def __new__(cls, model: str = "", options: ModelOptions | None = None) -> OpenAIModel:
+        if cls is OpenAIModel and options is not None and len(options.base_urls) > 1:
+            return super().__new__(PooledOpenAIModel)
+        return super().__new__(cls)
 
     def __init__(self, model: str, options: ModelOptions) -> None:
         if not model:
@@ -228,31 +236,18 @@ class OpenAIModel:
     async def preflight(self) -> None:
         """One cheap request before the first sample (``GET /models``), so that a server that
         is not there is one clear line (exit 2) instead of minutes of retries. Only "nobody is
-        listening" and "the key is refused" stop the run: a server without ``/models`` or a
-        slow one is left to the retries.
+        listening" (``Unreachable``) and "the key is refused" stop the run: a server without
+        ``/models`` or a slow one is left to the retries.
 
         The listing also gives the model's context length where the server states it (vLLM's
         ``max_model_len``; ``context_length`` / ``context_window`` elsewhere): kept as
         ``context_length`` so an overflow's message can name it. Knowing it does not allow
         refusing a prompt before sending it: that needs the prompt's token count, which a
         server gives only through an extra ``/tokenize`` request per sample."""
-        url = f"{self.base_url}/models"
-        headers = {"Authorization": f"Bearer {self._client.api_key}"}
-        timeout = aiohttp.ClientTimeout(total=min(10.0, self._timeout.sock_read or 10.0))
-        listing = b""
-        try:  # its own session: the run's pool belongs to the run's event loop
-            async with (
-                aiohttp.ClientSession(timeout=timeout) as session,
-                session.get(url, headers=headers) as response,
-            ):
-                status = response.status
-                if status == 200:
-                    listing = await _read_at_most(response, MAX_LISTING_BYTES)
+        try:
+            status, listing = await self._listing()
         except (aiohttp.ClientConnectorError, aiohttp.InvalidURL) as error:
-            raise UserError(
-                f"--base-url {self.base_url}: cannot connect ({_cause(error)}); start the "
-                "server or fix the URL"
-            ) from None
+            raise Unreachable(str(self.base_url), _cause(error)) from None
         except (asyncio.TimeoutError, aiohttp.ClientError, OSError):
             return
         if status in (401, 403):
@@ -261,6 +256,34 @@ class OpenAIModel:
                 "set OPENAI_API_KEY"
             )
         self.context_length = context_length_of(listing, self.model)
+
+    async def health(self) -> str | None:
+        """None when the server answers ``GET /models`` (any status below 500: a server
+        without a listing is still there), else why not in a few words; never raises. What an
+        endpoint pool checks before it sends requests to an endpoint that was out again."""
+        try:
+            status, _ = await self._listing()
+        except asyncio.TimeoutError:
+            return "no answer to GET /models"
+        except (aiohttp.ClientError, OSError) as error:
+            return _cause(error)
+        return None if status < 500 else f"HTTP {status} to GET /models"
+
+    async def _listing(self) -> tuple[int, bytes]:
+        """``GET /models``: (status, the body when the status is 200). On its own session: the
+        run's pool belongs to the run's event loop, and a check runs before it exists."""
+        url = f"{self.base_url}/models"
+        headers = {"Authorization": f"Bearer {self._client.api_key}"}
+        timeout = aiohttp.ClientTimeout(total=min(10.0, self._timeout.sock_read or 10.0))
+        listing = b""
+        async with (
+            aiohttp.ClientSession(timeout=timeout) as session,
+            session.get(url, headers=headers) as response,
+        ):
+            status = response.status
+            if status == 200:
+                listing = await _read_at_most(response, MAX_LISTING_BYTES)
+        return status, listing
 
     def _http(self) -> aiohttp.ClientSession:
         """The session of the running loop: a keep-alive pool shared by all requests in it."""
@@ -352,3 +375,46 @@ class OpenAIModel:
         finally:
             self._session = None
             await self._client.close()
+
+
+class PooledOpenAIModel(OpenAIModel):
+    """One model served by several endpoints (``--base-url`` repeated): each request goes to
+    one of them (``models.endpoints.EndpointPool``: least outstanding, failover, take-out).
+    ``OpenAIModel(name, options)`` builds one when ``options.base_urls`` holds several URLs.
+
+    ``base_url`` is the pool's identity (the URLs sorted), so the response cache and the
+    retry layer's breaker see one server whichever endpoint answers."""
+
+    def __init__(self, model: str, options: ModelOptions) -> None:  # no client of its own
+        if not model:
+            raise UserError("openai model needs a name, e.g. 'openai:gpt-4o-mini'")
+        self.model = model
+        self.name = f"openai:{model}"
+        members = [
+            OpenAIModel(model, dataclasses.replace(options, base_url=url, base_urls=()))
+            for url in options.base_urls
+        ]
+        self.pool = EndpointPool(members)
+        self.base_url = self.pool.base_url
+        #: The endpoints' URLs as they will be named (the breaker's line, run.json).
+        self.endpoint_urls = list(self.pool.urls)
+        self.context_length = None
+
+    async def generate(self, request: GenerationRequest) -> Generation:
+        return await self.pool.generate(request)
+
+    async def preflight(self) -> None:
+        """Every endpoint checked at once; the run starts if at least one answers."""
+        await self.pool.preflight()
+        self.context_length = self.pool.context_length
+
+    async def health(self) -> str | None:
+        whys = [await endpoint.health() for endpoint in self.pool.endpoints]
+        return None if None in whys else "; ".join(str(why) for why in whys)
+
+    def pool_stats(self) -> dict[str, Any]:
+        """``run.json``'s ``endpoints``: per URL, calls, errors, latency, times taken out."""
+        return {"endpoints": self.pool.stats()}
+
+    async def aclose(self) -> None:
+        await self.pool.aclose()

@@ -164,7 +164,11 @@ class Breaker:
     run through their ``RetryingModel``; asyncio code in one thread, so no lock.
 
     Open stays open until an answer arrives (one already in flight when it opened): the run
-    that sees ``ServiceDown`` stops, and a rerun builds a new model with a closed breaker."""
+    that sees ``ServiceDown`` stops, and a rerun builds a new model with a closed breaker.
+
+    For a pool of endpoints (``models.endpoints``) the breaker hears only of requests that no
+    endpoint could take, so it opens when every endpoint is down; ``servers`` > 1 makes its
+    line say so."""
 
     def __init__(
         self,
@@ -172,8 +176,10 @@ class Breaker:
         clock: Callable[[], float] = time.monotonic,
         window_s: float = BREAKER_WINDOW_S,
         min_failures: int = BREAKER_MIN_FAILURES,
+        servers: int = 1,
     ) -> None:
         self.where = where
+        self.servers = servers
         self.window_s = window_s
         self.min_failures = min_failures
         self._clock = clock
@@ -200,9 +206,12 @@ class Breaker:
         self.cause = cause
         age = now - self.since
         if not self.is_open and self.failures >= self.min_failures and age >= self.window_s:
-            self.opened_message = (
-                f"the model server at {self.where} stopped answering ({cause} since {age:.0f} s)"
+            who = (
+                f"the model server at {self.where}"
+                if self.servers <= 1
+                else f"all {self.servers} model servers ({self.where})"
             )
+            self.opened_message = f"{who} stopped answering ({cause} since {age:.0f} s)"
             log.info("%s", self.opened_message)
             waiters, self._waiters = self._waiters, []
             for waiter in waiters:
@@ -232,6 +241,14 @@ class Breaker:
         finally:
             if waiter in self._waiters:
                 self._waiters.remove(waiter)
+
+
+def _breaker_for(inner: Model, where: str, clock: Callable[[], float]) -> Breaker:
+    """The breaker of ``inner``: one server, or a pool of endpoints named by their URLs."""
+    urls = getattr(inner, "endpoint_urls", None)
+    if isinstance(urls, list) and len(urls) > 1:
+        return Breaker(", ".join(map(str, urls)), clock=clock, servers=len(urls))
+    return Breaker(where, clock=clock)
 
 
 class RetryingModel:
@@ -269,7 +286,7 @@ class RetryingModel:
         self._sleep = sleep
         self._rng = rng
         self._clock = clock
-        self.breaker = breaker or Breaker(self.base_url or self.name, clock=clock)
+        self.breaker = breaker or _breaker_for(inner, self.base_url or self.name, clock)
         self.calls = 0
         self.attempts = 0
         self.retries = 0
