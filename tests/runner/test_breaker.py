@@ -106,7 +106,7 @@ def _plan(model: DyingServer) -> RunPlan:
         selection={},
         info={"kind": "tasks"},
         work=_work(model),
-        finish=lambda info, records: (info, len(records)),
+        finish=lambda info, records: (info, sum(1 for _ in records)),
         concurrency=4,
     )
 

@@ -149,48 +149,82 @@ def check_chain(lines: Iterable[tuple[int, bytes]], anchor: Anchor | None, exact
     no anchor, an empty log checks out (nothing was written to chain) and any record is
     ``modified``.
     """
-    if anchor is None:
-        first = next(iter(lines), None)
-        return LogCheck(VERIFIED) if first is None else _modified(first[0], NO_ANCHOR)
-    ends = [(anchor.records, anchor.head)]
-    if anchor.pending is not None:
-        ends.append((anchor.pending[1], anchor.pending[0]))
-    targets = {n for n, _ in ends}
-    heads = {0: anchor.seed}  # chain value after n records, for the n the anchor names
-    numbers = [0]
-    previous = anchor.seed
+    checker = ChainChecker(anchor, exact)
     for number, raw in lines:
+        if not checker.feed(number, raw):
+            break
+    return checker.result()
+
+
+class ChainChecker:
+    """``check_chain`` one line at a time, holding a few values whatever the log's length, so
+    a reader can check the chain in the same pass that reads the records (a million-record
+    log is never held). ``feed`` returns False once the outcome is settled (a line that does
+    not check out); later lines are then ignored."""
+
+    def __init__(self, anchor: Anchor | None, exact: bool) -> None:
+        self.anchor, self.exact = anchor, exact
+        self._failed: LogCheck | None = None
+        self._ends: list[tuple[int, str]] = []
+        if anchor is not None:
+            self._ends.append((anchor.records, anchor.head))
+            if anchor.pending is not None:
+                self._ends.append((anchor.pending[1], anchor.pending[0]))
+        self._targets = {n for n, _ in self._ends}
+        self._heads = {0: anchor.seed if anchor else ""}  # chain after n records, n named
+        # Line numbers of the record counts ``_ending`` may name (record 0 is line 0).
+        wanted = anchor.records if anchor is not None else 0
+        self._wanted = {wanted, wanted + 1}
+        self._numbers = {0: 0}
+        self._count = 0
+        self._last_number = 0
+        self._previous = anchor.seed if anchor else ""
+
+    def feed(self, number: int, raw: bytes) -> bool:
+        if self._failed is not None:
+            return False
+        if self.anchor is None:
+            self._failed = _modified(number, NO_ANCHOR)
+            return False
         parts = split_chain(raw)
         if parts is None:
-            return _modified(number, "the record has no checksum")
-        if parts[1] != link(previous, parts[0]):
-            return _modified(number, "the record does not match its checksum")
-        previous = parts[1]
-        numbers.append(number)
-        if len(numbers) - 1 in targets:
-            heads[len(numbers) - 1] = previous
-    return _ending(anchor, ends, heads, numbers, exact, previous)
+            self._failed = _modified(number, "the record has no checksum")
+            return False
+        if parts[1] != link(self._previous, parts[0]):
+            self._failed = _modified(number, "the record does not match its checksum")
+            return False
+        self._previous = parts[1]
+        self._count += 1
+        self._last_number = number
+        if self._count in self._wanted:
+            self._numbers[self._count] = number
+        if self._count in self._targets:
+            self._heads[self._count] = self._previous
+        return True
 
+    def result(self) -> LogCheck:
+        if self._failed is not None:
+            return self._failed
+        if self.anchor is None:
+            return LogCheck(VERIFIED)
+        return self._ending()
 
-def _ending(
-    anchor: Anchor,
-    ends: list[tuple[int, str]],
-    heads: dict[int, str],
-    numbers: list[int],
-    exact: bool,
-    last: str,
-) -> LogCheck:
-    """Whether a log whose chain held up to its last line ends where the anchor says."""
-    count = len(numbers) - 1
-    for n, head in ends:
-        if heads.get(n) == head and (count == n or not exact):
-            return LogCheck(VERIFIED, head=last, records=count)
-    n = anchor.records
-    if count < n:
-        return _modified(numbers[-1] + 1, f"{n - count} record(s) at the end were removed")
-    if heads.get(n) != anchor.head:
-        return _modified(max(numbers[n], 1), "the log does not end where run.json says it did")
-    return _modified(numbers[n + 1], "records were added after the run finished")
+    def _ending(self) -> LogCheck:
+        """Whether a log whose chain held up to its last line ends where the anchor says."""
+        assert self.anchor is not None
+        count, heads = self._count, self._heads
+        for n, head in self._ends:
+            if heads.get(n) == head and (count == n or not self.exact):
+                return LogCheck(VERIFIED, head=self._previous, records=count)
+        n = self.anchor.records
+        if count < n:
+            removed = f"{n - count} record(s) at the end were removed"
+            return _modified(self._last_number + 1, removed)
+        if heads.get(n) != self.anchor.head:
+            return _modified(
+                max(self._numbers[n], 1), "the log does not end where run.json says it did"
+            )
+        return _modified(self._numbers[n + 1], "records were added after the run finished")
 
 
 def _modified(line: int, reason: str) -> LogCheck:

@@ -15,7 +15,7 @@ import asyncio
 import datetime as dt
 import re
 import time
-from collections.abc import Awaitable, Callable, Collection, Container
+from collections.abc import Awaitable, Callable, Collection, Container, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,9 +44,10 @@ from toolbench.runner.engine import (
 )
 from toolbench.runner.store import Key, RunStore, read_run_info
 
-# (info so far, every record of the log) -> info with "metrics", "counts", ...; and the number
-# of work items that ended scored or as model errors.
-Finisher = Callable[[dict[str, Any], list[dict[str, Any]]], tuple[dict[str, Any], int]]
+# (info so far, every record of the log, read once as it streams from the file) -> info with
+# "metrics", "counts", ...; and the number of work items that ended scored or as model errors.
+# A finisher keeps per-sample or per-epoch state, never the records (a run may have millions).
+Finisher = Callable[[dict[str, Any], Iterable[dict[str, Any]]], tuple[dict[str, Any], int]]
 
 
 # Without a terminal (CI logs, ``| tee``) a plain progress line at most this often.
@@ -237,8 +238,9 @@ def _run_claimed(
         raise
     finally:
         store.close()
-        records, check = store.finished_log()
-        info, finished = plan.finish(info, records)
+        log = store.finished_log()
+        info, finished = plan.finish(info, log)
+        check = log.check  # after the finisher's pass (reads what it left unread)
         add_session(info, stats)
         if status == "complete" and finished < planned:
             status = "incomplete"  # infra errors remain; rerun the command to retry them

@@ -12,7 +12,7 @@ import dataclasses
 import functools
 import sys
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,22 +20,23 @@ from typing import Any
 from rich.console import Console
 
 from toolbench.config import RunConfig, fingerprint_of, fingerprint_parts
-from toolbench.core.task import LiveOptions, Resources, Task
+from toolbench.core.task import LiveOptions, Resources, Task, TaskBase
 from toolbench.errors import UserError
 from toolbench.models.base import FitsData, Model, ModelOptions
 from toolbench.models.builtin import ReplayModel, check_replay
 from toolbench.models.spec import make_model, pool_stats, preflight
 from toolbench.package import __version__
 from toolbench.prompts.builder import PromptConfig, Prompter
+from toolbench.runner.donekeys import DoneKeys
 from toolbench.runner.engine import Executor, LocalExecutor, PreparedTask, SampleWork
 from toolbench.runner.fingerprint import content_digest
 from toolbench.runner.invocation import recorded_command, redact_command
 from toolbench.runner.lifecycle import RunPlan, RunResult, execute_plan, slug
-from toolbench.runner.metrics import task_metrics
+from toolbench.runner.metrics import EpochMetrics
 from toolbench.sandbox.limits import Limits
 from toolbench.sandbox.memo import MemoizedSandbox, ProgramRunner
 from toolbench.sandbox.pool import SandboxPool
-from toolbench.tables.runs import counts_of
+from toolbench.tables.runs import add_count, empty_counts
 from toolbench.tasks.registry import parse_task_list
 
 __all__ = [
@@ -303,31 +304,72 @@ def _base_info(
 
 
 def finish_info(
-    info: dict[str, Any], prepared: list[PreparedTask], records: list[dict[str, Any]]
+    info: dict[str, Any], prepared: list[PreparedTask], records: Iterable[dict[str, Any]]
 ) -> tuple[dict[str, Any], int]:
     """Metrics and counts per task over the selected samples and epochs of the whole log;
     and how many of those ended scored or as model errors. A task with its own ``summarize``
-    (it runs alone) gives run.json's metrics and counts itself; the others average outcomes
-    per epoch."""
+    (it runs alone) gives run.json's metrics and counts itself (it is handed its records);
+    the others average outcomes per epoch.
+
+    ``records`` is read once as it streams from the log: what is kept is per sample (an index
+    of the selection) and per epoch (``EpochMetrics``), never the records of a whole run."""
     info = dict(info)
     epochs = int(info["config"]["epochs"])
-    by_key = {(r["task"], r["id"], r["epoch"]): r for r in records}
+    tallies = [_TaskTally(p) for p in prepared]
+    index = {(s.task, s.id): (t, n) for t in tallies for n, s in enumerate(t.prepared.samples)}
+    for record in records:
+        found = index.get((record["task"], record["id"]))
+        epoch = record["epoch"]
+        if found is not None and 0 <= epoch < epochs:
+            found[0].add(epoch, found[1], record)
     info["metrics"], info["metrics_spread"], info["counts"] = {}, {}, {}
     finished = 0
-    for p in prepared:
-        wanted = [(s.task, s.id, e) for e in range(epochs) for s in p.samples]
-        task_records = [by_key[key] for key in wanted if key in by_key]
-        summary = p.task.summarize(task_records)
+    for tally in tallies:
+        task = tally.prepared.task
+        listed = tally.listed()
+        summary = task.summarize(listed) if tally.listing is not None else None
         if summary is not None:
             info["metrics"], info["counts"] = summary["metrics"], summary["counts"]
             del info["metrics_spread"]
-            finished += sum(1 for r in task_records if r["status"] != "infra_error")
+            finished += sum(1 for r in listed if r["status"] != "infra_error")
             continue
-        means, spread = task_metrics(p.task, task_records)
-        info["metrics"][p.task.name] = means
+        tally.unlist()  # a summarize that gave nothing: outcomes per epoch after all
+        means, spread = tally.metrics.result()
+        info["metrics"][task.name] = means
         if epochs > 1:
-            info["metrics_spread"][p.task.name] = spread
-        counts = counts_of(task_records)
-        info["counts"][p.task.name] = counts
-        finished += counts["scored"] + counts["model_error"]
+            info["metrics_spread"][task.name] = spread
+        info["counts"][task.name] = tally.counts
+        finished += tally.counts["scored"] + tally.counts["model_error"]
     return info, finished
+
+
+class _TaskTally:
+    """One task's share of ``finish_info``'s pass: counts and per-epoch metrics; the records
+    themselves only for a task with its own ``summarize`` (its metrics need them all)."""
+
+    def __init__(self, prepared: PreparedTask) -> None:
+        self.prepared = prepared
+        self.metrics = EpochMetrics(prepared.task, len(prepared.samples))
+        self.counts = empty_counts()
+        self.seen = DoneKeys()
+        own = getattr(type(prepared.task), "summarize", None) is not TaskBase.summarize
+        self.listing: dict[tuple[int, int], dict[str, Any]] | None = {} if own else None
+
+    def add(self, epoch: int, position: int, record: dict[str, Any]) -> None:
+        if self.listing is not None:
+            self.listing[(epoch, position)] = record  # last one wins if a key repeats
+            return
+        self.metrics.add(epoch, position, record)
+        if self.seen.add((record["task"], str(record["id"]), epoch)):
+            add_count(self.counts, record)
+
+    def listed(self) -> list[dict[str, Any]]:
+        """The records of a task that summarizes itself, epoch by epoch in sample order."""
+        listing = self.listing or {}
+        return [listing[key] for key in sorted(listing)]
+
+    def unlist(self) -> None:
+        """Count the listed records as any other task's (its ``summarize`` gave None)."""
+        listing, self.listing = self.listing, None
+        for (epoch, position), record in sorted((listing or {}).items()):
+            self.add(epoch, position, record)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -29,10 +29,11 @@ from toolbench.runner.chain import (
     CHAIN_RESERVE,
     MODIFIED,
     Anchor,
+    ChainChecker,
     LogCheck,
     chained,
-    check_chain,
 )
+from toolbench.runner.donekeys import DoneKeys
 from toolbench.runner.lock import FolderLock
 
 RUN_FILE = "run.json"
@@ -90,20 +91,60 @@ def read_run_info(folder: Path) -> dict[str, Any]:
 
 def read_records(folder: Path) -> list[dict[str, Any]]:
     """All complete records of a run (without their chain field); a torn last line (from a
-    kill) is ignored; a damaged line is a ``DamagedRecord`` naming file:line."""
-    return [_without_chain(line.record) for line in read_log(folder / SAMPLES_FILE)]
+    kill) is ignored; a damaged line is a ``DamagedRecord`` naming file:line. Holds the whole
+    log: for tests and small logs (readers of whole runs use ``LogScan``)."""
+    return [_without_chain(line.record) for line in iter_log(folder / SAMPLES_FILE)]
+
+
+class LogScan:
+    """One pass over a log: its records (without their chain field) as they are read, the
+    chain checked along the way, and ``check`` once the pass is over. Nothing is kept per
+    record, so a reader of a million-record log holds one record at a time.
+
+    A damaged line raises ``DamagedRecord`` from the iteration; ``check`` finishes a pass the
+    reader did not finish (reading the rest of the log)."""
+
+    def __init__(
+        self, path: Path, anchor: Anchor | None, exact: bool, problem: LogCheck | None = None
+    ) -> None:
+        self.path = path
+        self._checker = ChainChecker(anchor, exact)
+        self._problem = problem  # known before reading (a malformed anchor)
+        self._read = False
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        if self._read:
+            raise RuntimeError("a LogScan is read once")
+        self._read = True
+        for line in iter_log(self.path):
+            self._checker.feed(line.number, line.raw)
+            yield _without_chain(line.record)
+
+    @property
+    def check(self) -> LogCheck:
+        if not self._read:
+            for _ in self:
+                pass
+        return self._problem or self._checker.result()
+
+
+def scan_log(folder: Path, info: dict[str, Any]) -> LogScan:
+    """A finished or interrupted run's log, to read once, checked against the anchor in
+    ``info`` (its run.json). For ``report``."""
+    anchor, problem = anchor_of(info)
+    if problem:
+        return LogScan(
+            folder / SAMPLES_FILE, None, False, LogCheck(MODIFIED, line=1, reason=problem)
+        )
+    return LogScan(folder / SAMPLES_FILE, anchor, exact=info.get("status") != "running")
 
 
 def load_log(folder: Path, info: dict[str, Any]) -> tuple[list[dict[str, Any]], LogCheck]:
-    """A finished or interrupted run's records, and whether its log checks out against the
-    anchor in ``info`` (its run.json). For ``report``: reads the log once."""
-    lines = read_log(folder / SAMPLES_FILE)
-    records = [_without_chain(line.record) for line in lines]
-    anchor, problem = anchor_of(info)
-    if problem:
-        return records, LogCheck(MODIFIED, line=1, reason=problem)
-    exact = info.get("status") != "running"
-    return records, check_chain(_numbered(lines), anchor, exact=exact)
+    """``scan_log``'s records as a list, and its check (holds the whole log: small logs and
+    tests only)."""
+    scan = scan_log(folder, info)
+    records = list(scan)
+    return records, scan.check
 
 
 def anchor_of(info: dict[str, Any]) -> tuple[Anchor | None, str | None]:
@@ -117,11 +158,7 @@ def anchor_of(info: dict[str, Any]) -> tuple[Anchor | None, str | None]:
 
 
 def read_log(path: Path) -> list[LogLine]:
-    return list(_complete_records(path)) if path.is_file() else []
-
-
-def _numbered(lines: list[LogLine]) -> list[tuple[int, bytes]]:
-    return [(line.number, line.raw) for line in lines]
+    return list(iter_log(path))
 
 
 def _without_chain(record: dict[str, Any]) -> dict[str, Any]:
@@ -130,12 +167,42 @@ def _without_chain(record: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in record.items() if k != CHAIN_FIELD}
 
 
-def _complete_records(path: Path) -> Iterator[LogLine]:
-    data = path.read_bytes()
-    end = data.rfind(b"\n") + 1  # everything after the last newline is a torn write
-    for number, line in enumerate(data[:end].split(b"\n"), start=1):
-        if line.strip():
-            yield LogLine(number, parse_line(path, number, line), line.strip())
+def iter_log(path: Path) -> Iterator[LogLine]:
+    """The complete lines of a log, parsed, one at a time (a missing log has none). What
+    follows the last newline is a torn write and is not read; a line over the size cap is a
+    ``DamagedRecord`` (read past in chunks, never held)."""
+    if not path.is_file():
+        return
+    limit = MAX_READ_LINE_BYTES + 2  # a line at the cap, its newline, and one byte over
+    with path.open("rb") as handle:
+        number = 0
+        while True:
+            line = handle.readline(limit)
+            if not line:
+                return
+            number += 1
+            if not line.endswith(b"\n"):
+                if len(line) < limit:
+                    return  # the torn tail of a killed write
+                size = _skip_line(handle, len(line))
+                if size is None:
+                    return  # a torn tail over the cap: ignored like any torn tail
+                raise DamagedRecord(path, number, f"record of {size} bytes is over the size cap")
+            line = line[:-1]
+            if line.strip():
+                yield LogLine(number, parse_line(path, number, line), line.strip())
+
+
+def _skip_line(handle: Any, size: int) -> int | None:
+    """Read past the rest of an over-long line: its length without the newline, or None when
+    the file ends first."""
+    while True:
+        chunk = handle.readline(1 << 20)
+        if not chunk:
+            return None
+        if chunk.endswith(b"\n"):
+            return size + len(chunk) - 1
+        size += len(chunk)
 
 
 def parse_line(path: Path, number: int, line: bytes) -> dict[str, Any]:
@@ -243,45 +310,74 @@ class RunStore:
             f"({what}); use another --out, or repeat the original command to resume it"
         )
 
-    def prepare_resume(self) -> dict[Key, dict[str, Any]]:
+    def prepare_resume(self) -> DoneKeys:
         """Cut a torn tail, check the chain, move infra errors aside for retry (re-chaining
-        what is kept); return the finished records. A modified log is refused."""
+        what is kept); return the keys already done (scored or model errors), compactly
+        (``DoneKeys``: per sample, not per record). A modified log is refused.
+
+        One pass reads the log (checking the chain and collecting done keys); a second one,
+        only when there are infra errors, writes them aside and rewrites the rest."""
         path = self.samples_file
         if not path.is_file():
-            return {}
-        data = path.read_bytes()
-        end = data.rfind(b"\n") + 1
-        if end != len(data):
-            with path.open("r+b") as handle:
+            return DoneKeys()
+        with path.open("r+b") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            end = _end_of_last_line(handle, size)
+            if end != size:
                 handle.truncate(end)
-        self._anchor = self._load_anchor()
-        done: dict[Key, dict[str, Any]] = {}
-        retry: list[dict[str, Any]] = []
-        for line in read_log(path):
-            record = _without_chain(line.record)
-            if record.get("status") == "infra_error":
-                retry.append(record)
-            else:
-                done[record_key(record)] = record  # last one wins if a key repeats
-        if retry:
-            with (self.folder / ATTEMPTS_FILE).open("a", encoding="utf-8") as attempts:
-                for record in retry:
-                    attempts.write(record_line(record)[1] + "\n")
-            self._rewrite(list(done.values()))
+        done = DoneKeys()
+        last_of: dict[Key, int] = {}  # keys written more than once: the line that counts
+        infra = 0
+
+        def collect(line: LogLine) -> None:
+            nonlocal infra
+            if line.record.get("status") == "infra_error":
+                infra += 1
+            elif not done.add(key := record_key(line.record)):
+                last_of[key] = line.number  # last one wins if a key repeats
+
+        self._anchor = self._load_anchor(collect)
+        if infra:
+            self._move_infra_errors(last_of)
         return done
 
-    def _load_anchor(self) -> Anchor:
+    def _move_infra_errors(self, last_of: dict[Key, int]) -> None:
+        """Append the log's infra errors to attempts.jsonl and rewrite the log without them
+        (and with one record per key), streaming both."""
+        with (self.folder / ATTEMPTS_FILE).open("a", encoding="utf-8") as attempts:
+            for line in iter_log(self.samples_file):
+                if line.record.get("status") == "infra_error":
+                    attempts.write(record_line(_without_chain(line.record))[1] + "\n")
+
+        def kept() -> Iterator[dict[str, Any]]:
+            for line in iter_log(self.samples_file):
+                record = line.record
+                if record.get("status") == "infra_error":
+                    continue
+                wanted = last_of.get(record_key(record))
+                if wanted is None or wanted == line.number:
+                    yield _without_chain(record)
+
+        self._rewrite(kept())
+
+    def _load_anchor(self, collect: Callable[[LogLine], None] | None = None) -> Anchor:
         """The chain to continue: the anchor in run.json, after checking the log against it;
         a fresh one for an empty log whose run.json has none (a new run). A log with records
-        and no anchor is refused as modified."""
+        and no anchor is refused as modified. ``collect`` sees each line of the same pass."""
         info = read_run_info(self.folder) if self.exists() else {}
-        lines = read_log(self.samples_file)
         anchor, problem = anchor_of(info)
         if problem:
             raise UserError(f"{self.folder}: {problem}; the run folder was modified")
+        checker = ChainChecker(anchor, exact=info.get("status") != "running")
+        lines = 0
+        for line in iter_log(self.samples_file):
+            lines += 1
+            checker.feed(line.number, line.raw)
+            if collect is not None:
+                collect(line)
         if anchor is None and not lines:
             return Anchor.fresh()
-        check = check_chain(_numbered(lines), anchor, exact=info.get("status") != "running")
+        check = checker.result()
         if anchor is None or check.state == MODIFIED:  # records without an anchor: modified
             raise UserError(
                 f"{check.describe(self.samples_file)}; its results cannot be trusted or "
@@ -289,24 +385,23 @@ class RunStore:
             )
         return Anchor(anchor.seed, check.head, check.records)
 
-    def _rewrite(self, records: list[dict[str, Any]]) -> None:
+    def _rewrite(self, records: Iterable[dict[str, Any]]) -> None:
         """Replace the log with ``records``, re-chained from the seed, atomically. run.json
         names the new head as ``pending`` first, so a kill between the two writes leaves a log
-        that still checks out against run.json."""
+        that still checks out against run.json. Streams: the new log is written to a temporary
+        file as the records come, and becomes the log only once complete."""
         before = self._chain()
         self._anchor = Anchor(before.seed, before.seed, 0)
-        lines = []
-        for record in records:
-            line, self._anchor = self._line(record)
-            lines.append(line)
+        kept = self.folder / f".{SAMPLES_FILE}.tmp"
+        with kept.open("w", encoding="utf-8") as handle:
+            for record in records:
+                line, self._anchor = self._line(record)
+                handle.write(line + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
         after = self._chain()
         pending = (after.head, after.records)
         self._write_anchor(Anchor(before.seed, before.head, before.records, pending))
-        kept = self.folder / f".{SAMPLES_FILE}.tmp"
-        with kept.open("w", encoding="utf-8") as handle:
-            handle.writelines(line + "\n" for line in lines)
-            handle.flush()
-            os.fsync(handle.fileno())
         os.replace(kept, self.samples_file)
         self._write_anchor(after)
 
@@ -341,26 +436,30 @@ class RunStore:
         self._handle.flush()
         self._anchor = anchor
 
-    def verify(self, lines: list[LogLine] | None = None) -> LogCheck:
-        """Check the log on disk (or ``lines``, read from it by ``read_log``) against the chain
+    def verify(self, lines: Iterable[LogLine] | None = None) -> LogCheck:
+        """Check the log on disk (or ``lines``, read from it by ``iter_log``) against the chain
         this process wrote (exactly: no record added, removed or changed, even re-chained).
         Never raises."""
         try:
-            anchor = self._chain()
-            if lines is None:
-                lines = read_log(self.samples_file)
-            return check_chain(_numbered(lines), anchor, exact=True)
+            checker = ChainChecker(self._chain(), exact=True)
+            for line in iter_log(self.samples_file) if lines is None else lines:
+                checker.feed(line.number, line.raw)
+            return checker.result()
         except DamagedRecord as exc:
             return LogCheck(MODIFIED, line=exc.line, reason=exc.reason)
         except (UserError, OSError) as exc:
             return LogCheck(MODIFIED, line=1, reason=str(exc)[:300])
 
-    def finished_log(self) -> tuple[list[dict[str, Any]], LogCheck]:
-        """Every record of the log (as ``read_records`` gives them, raising as it does) and
-        ``verify()``'s check of the same bytes: the end of a run reads its log once, not
-        twice (parsing every record again cost as much as writing it)."""
-        lines = read_log(self.samples_file)
-        return [_without_chain(line.record) for line in lines], self.verify(lines)
+    def finished_log(self) -> LogScan:
+        """The log to read once at the end of a run: its records (as ``read_records`` gives
+        them, raising as it does) and, after the pass, ``check``: ``verify()``'s check of the
+        same bytes (the end of a run reads its log once, and holds one record at a time)."""
+        try:
+            anchor: Anchor | None = self._chain()
+        except (UserError, OSError) as exc:
+            problem = LogCheck(MODIFIED, line=1, reason=str(exc)[:300])
+            return LogScan(self.samples_file, None, True, problem)
+        return LogScan(self.samples_file, anchor, exact=True)
 
     def close(self) -> None:
         if self._handle is not None:
@@ -370,3 +469,18 @@ class RunStore:
 
 def _anchor(anchor: Anchor) -> dict[str, Any]:
     return {ANCHOR_KEY: anchor.to_json()}
+
+
+def _end_of_last_line(handle: Any, size: int) -> int:
+    """The offset just past the file's last newline (0 if it has none), read backwards in
+    blocks: cutting a torn tail never reads the whole log."""
+    position = size
+    while position > 0:
+        start = max(0, position - (1 << 16))
+        handle.seek(start)
+        block = handle.read(position - start)
+        found = block.rfind(b"\n")
+        if found >= 0:
+            return start + found + 1
+        position = start
+    return 0

@@ -42,12 +42,21 @@ def counts_of(records: Iterable[dict[str, Any]]) -> dict[str, int]:
     the model errors were context overflows (``CONTEXT_OVERFLOW``, a subset of
     ``model_error``, always present). Sum the statuses, not the values: the overflow key is
     not a status."""
-    counts = {status.value: 0 for status in Status}
-    overflows = 0
+    counts = empty_counts()
     for record in records:
-        status = record["status"]
-        counts[status] += 1
-        overflows += status == Status.MODEL_ERROR.value and (
-            record.get("error_kind") == CONTEXT_OVERFLOW
-        )
-    return {**counts, CONTEXT_OVERFLOW: overflows}
+        add_count(counts, record)
+    return counts
+
+
+def empty_counts() -> dict[str, int]:
+    """``counts_of([])``: a tally to feed records to one at a time (``add_count``)."""
+    return {**{status.value: 0 for status in Status}, CONTEXT_OVERFLOW: 0}
+
+
+def add_count(counts: dict[str, int], record: dict[str, Any]) -> None:
+    """Count one record into ``counts`` (from ``empty_counts``), in place: the counts of a log
+    read as it streams."""
+    status = record["status"]
+    counts[status] += 1
+    if status == Status.MODEL_ERROR.value and record.get("error_kind") == CONTEXT_OVERFLOW:
+        counts[CONTEXT_OVERFLOW] += 1
