@@ -138,6 +138,7 @@ def _render_terminal(
 ) -> None:
     from toolbench.aware.evaluate import summary as aware
     from toolbench.report import summary as tables
+    from toolbench.report.endpoints import endpoint_lines
     from toolbench.report.tables import task_grids
     from toolbench.tables.grid import render_rich
 
@@ -151,6 +152,12 @@ def _render_terminal(
             aware.render_aware(run, console)
     for grid in task_grids(task_runs, reference if reference in task_runs else None):
         render_rich(grid, console)
+    for run in runs:  # a pool of endpoints (--base-url repeated): what each one did
+        lines = endpoint_lines(run.info)
+        if lines:
+            heading = f"{run.folder}: {lines[0]}" if len(runs) > 1 else lines[0]
+            for line in [heading, *lines[1:]]:
+                console.print(line, markup=False, highlight=False, soft_wrap=True)
     if len(runs) == 2 and kinds == ["aware", "aware"]:
         other = runs[1] if reference is runs[0] else runs[0]
         aware.render_aware_comparison(reference, other, console)
@@ -159,6 +166,7 @@ def _render_terminal(
 def _json(runs: list[Any], kinds: list[str], reference: Any) -> dict[str, Any]:
     from toolbench.aware.evaluate import summary as aware
     from toolbench.report import summary as tables
+    from toolbench.report.endpoints import endpoint_stats
 
     task_runs = [r for r, k in zip(runs, kinds, strict=True) if k != "aware"]
     result = tables.report_json(task_runs)
@@ -178,4 +186,7 @@ def _json(runs: list[Any], kinds: list[str], reference: Any) -> dict[str, Any]:
             if run is not reference
         }
         result["reference"] = str(reference.folder)
+    pools = {str(run.folder): endpoint_stats(run.info) for run in runs}
+    if any(pools.values()):  # a pool of endpoints: per run, the counts of each endpoint
+        result["endpoints"] = {folder: stats for folder, stats in pools.items() if stats}
     return {**result, **tables.checks_json(runs)}

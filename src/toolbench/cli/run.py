@@ -226,6 +226,7 @@ def command_run(args: argparse.Namespace, console: Console, default_cache: Path)
 
 
 def print_summary(result: RunResult, console: Console) -> None:
+    from toolbench.report.endpoints import endpoint_lines
     from toolbench.report.tables import finished_run_grid
     from toolbench.report.tokens import tokens_line
     from toolbench.tables.grid import render_rich
@@ -249,6 +250,8 @@ def print_summary(result: RunResult, console: Console) -> None:
     tokens = tokens_line(info)  # the run's totals over all its sessions
     if tokens is not None:
         console.print(tokens, markup=False, highlight=False, soft_wrap=True)
+    for line in endpoint_lines(info):  # --base-url repeated: what each endpoint did
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     if info["status"] == "incomplete" and "stopped" not in info:  # else the runner said why
         console.print("infra errors remain: run the same command again to retry them")
 
