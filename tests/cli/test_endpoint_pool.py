@@ -119,6 +119,20 @@ def test_an_endpoint_killed_midway_and_back_leaves_the_scores_of_one_server(
     for url, entry in endpoints.items():
         assert re.search(rf"{re.escape(url)}\s+{entry['calls']:,} calls, ", output), url
 
+    # toolbench report says the same, in its terminal tables and its JSON.
+    shown = subprocess.run(
+        [sys.executable, "-m", "toolbench.cli", "report", str(out)],
+        capture_output=True, text=True, env=ENV, timeout=120,
+    )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    assert "endpoints (2): calls, errors, mean latency" in shown.stdout
+    assert re.search(rf"{re.escape(url_of(port))}\s+{killed['calls']:,} calls, ", shown.stdout)
+    as_json = subprocess.run(
+        [sys.executable, "-m", "toolbench.cli", "report", str(out), "--json"],
+        capture_output=True, text=True, env=ENV, timeout=120,
+    )  # fmt: skip
+    assert json.loads(as_json.stdout)["endpoints"] == {str(out): endpoints}
+
     # The same command against one server that never went away: the same scores.
     with OverflowServer(context_length=BIG, answer=scripted_answer) as single:
         alone = subprocess.run(

@@ -138,6 +138,8 @@ class EndpointPool:
                 if last is not None:
                     raise last
                 raise AllEndpointsDown(self._down_cause())
+            if tried:
+                self.failovers += 1
             try:
                 return await self._send(member, request)
             except Exception as error:
@@ -145,8 +147,6 @@ class EndpointPool:
                     raise
                 last = error
             tried.append(member)
-            if len(tried) < len(self.endpoints):
-                self.failovers += 1
 
     async def _send(self, member: Member, request: GenerationRequest) -> Generation:
         endpoint = self.endpoints[member.index]
@@ -165,6 +165,9 @@ class EndpointPool:
                 self.balancer.abandoned(member)
             raise
         self.balancer.finished(member, ok=True, latency_s=self._clock() - start)
+        # Reset by an answer, not by a passed health check: a server that lists its models
+        # but fails every request stays out longer each time.
+        self._backoff[member.index] = self.probe_first_s
         return generation
 
     def _failed(self, member: Member, error: BaseException) -> None:
@@ -215,8 +218,7 @@ class EndpointPool:
             why = f"no answer to its health check within {PROBE_TIMEOUT_S:g} s"
         except Exception as error:  # a check that breaks counts as failed, never as a crash
             why = _cause(error)
-        if why is None:
-            self._backoff[member.index] = self.probe_first_s
+        if why is None:  # back; its backoff is reset by its next answer, not by the check
             self.balancer.put_back(member)
             log.info("endpoint %s back in service", member.name)
             return
