@@ -8,17 +8,15 @@ so "name 'products' is not defined" and "name 'rows' is not defined" count as on
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from toolbench.report.summary import LoadedRun, id_order
+from toolbench.report.summary import reason_of as reason_of  # where it was
 
 MAX_ROWS = 500
-_QUOTED = re.compile(r"'[^'\n]{0,200}'|\"[^\"\n]{0,200}\"")
-_NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
 
 
 @dataclass(frozen=True)
@@ -46,13 +44,14 @@ class CrashReason:
     example_id: str
 
 
-def _outcomes(run: LoadedRun) -> dict[tuple[str, str], list[bool]]:
-    """(task, id) -> success per epoch, infra errors left out (they say nothing of the model)."""
-    out: dict[tuple[str, str], list[bool]] = defaultdict(list)
-    for r in run.records:
-        if r["status"] != "infra_error":
-            out[(r["task"], str(r["id"]))].append(bool(r.get("success")))
-    return out
+def _outcomes(run: LoadedRun) -> dict[tuple[str, str], tuple[int, int]]:
+    """(task, id) -> (epochs, successes), infra errors left out (they say nothing of the
+    model): the run's per-sample tallies, not its records."""
+    return {
+        (task, sample_id): (seen[0], seen[1])
+        for task, tally in run.tallies.items()
+        for sample_id, seen in tally.epochs.items()
+    }
 
 
 def _order(key: tuple[str, str]) -> tuple[str, tuple[int, int, str]]:
@@ -64,8 +63,8 @@ def failed_by_all(runs: Sequence[LoadedRun]) -> list[FailedByAll]:
     attempted them (one run failing is no evidence against the gold)."""
     attempts: dict[tuple[str, str], list[bool]] = defaultdict(list)
     for run in runs:
-        for key, successes in _outcomes(run).items():
-            attempts[key].append(any(successes))
+        for key, (_, successes) in _outcomes(run).items():
+            attempts[key].append(successes > 0)
     found = [
         FailedByAll(task, sample_id, len(tried))
         for (task, sample_id), tried in attempts.items()
@@ -78,20 +77,12 @@ def flaky(runs: Sequence[LoadedRun]) -> list[Flaky]:
     """Samples of a run that succeeded in some epochs and failed in others."""
     found = []
     for run in runs:
-        for (task, sample_id), successes in sorted(
+        for (task, sample_id), (epochs, successes) in sorted(
             _outcomes(run).items(), key=lambda e: _order(e[0])
         ):
-            if len(successes) > 1 and 0 < sum(successes) < len(successes):
-                rate = sum(successes) / len(successes)
-                found.append(Flaky(run.label, task, sample_id, len(successes), rate))
+            if epochs > 1 and 0 < successes < epochs:
+                found.append(Flaky(run.label, task, sample_id, epochs, successes / epochs))
     return found[:MAX_ROWS]
-
-
-def reason_of(message: str) -> str:
-    """A crash message with what varies between samples masked."""
-    first = message.strip().splitlines()[0] if message.strip() else "(no message)"
-    masked = _NUMBER.sub("N", _QUOTED.sub("'…'", first[:300]))
-    return masked
 
 
 def crash_reasons(runs: Sequence[LoadedRun]) -> list[CrashReason]:
@@ -99,14 +90,11 @@ def crash_reasons(runs: Sequence[LoadedRun]) -> list[CrashReason]:
     counts: Counter[tuple[str, str]] = Counter()
     where: dict[tuple[str, str], set[str]] = defaultdict(set)
     example: dict[tuple[str, str], str] = {}
-    for run in runs:
-        for r in run.records:
-            if r["status"] != "model_error":
-                continue
-            key = (r["task"], reason_of(str(r.get("message") or "")))
-            counts[key] += 1
+    for run in runs:  # each run's reasons were tallied as its log streamed by
+        for key, n in run.crashes.items():
+            counts[key] += n
             where[key].add(run.label)
-            example.setdefault(key, str(r["id"]))
+            example.setdefault(key, run.crash_example[key])
     return [
         CrashReason(task, reason, n, tuple(sorted(where[(task, reason)])), example[(task, reason)])
         for (task, reason), n in sorted(counts.items(), key=lambda e: (-e[1], e[0]))

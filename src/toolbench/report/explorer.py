@@ -1,4 +1,5 @@
-"""The sample explorer's data: every record of every run with what a person needs to judge it
+"""The sample explorer's data: the records of every run's samples (per sample its first epochs
+and its first failure: ``Shown``) with what a person needs to judge them
 (query, prompt, prediction, closest gold and a diff, message, metrics, tokens, latency, steps,
 before/after images), as one gzip-compressed, base64-encoded JSON document.
 
@@ -23,8 +24,11 @@ from typing import Any
 
 from toolbench.report import diff, golds
 from toolbench.report.summary import LoadedRun, id_order
+from toolbench.runner.store import iter_records
 
 MAX_TEXT = 20_000
+# Per sample, the explorer embeds the records of its first epochs and of its first failure.
+EPOCHS_SHOWN = 3
 MAX_MESSAGE = 2_000
 MAX_CALLS = 50
 MAX_IMAGE_BYTES = 2_000_000
@@ -147,10 +151,11 @@ class SourceCache:
             self._sources[key] = golds.load_source(run, task, self.cache_dir)
         return self._sources[key]
 
-    def want_states(self, runs: Sequence[LoadedRun]) -> None:
-        """Execute the golds of every sample whose record holds a world state, once each."""
-        for run in runs:
-            for r in run.records:
+    def want_states(self, runs: Sequence[LoadedRun], shown: Sequence[list[Any]]) -> None:
+        """Execute the golds of every shown sample whose record holds a world state, once
+        each (``shown``: per run, the records the explorer embeds)."""
+        for run, records in zip(runs, shown, strict=True):
+            for r in records:
                 details = r.get("details")
                 if isinstance(details, dict) and isinstance(details.get("state"), dict):
                     self._stateful[self.key(run, r["task"])].add(str(r["id"]))
@@ -159,6 +164,70 @@ class SourceCache:
             source = self._sources[key]
             if not source.problem:
                 golds.execute_golds(source, sorted(ids))
+
+
+class Shown:
+    """The records of one sample the explorer embeds, chosen as the log streams by: its
+    first ``EPOCHS_SHOWN`` epochs and its first failure (by epoch), with how many epochs it
+    has of each status. A run of 10,000 epochs shows 4 records per sample, not 10,000."""
+
+    __slots__ = ("counts", "failure", "first", "successes")
+
+    def __init__(self) -> None:
+        self.first: list[dict[str, Any]] = []  # the lowest epochs, sorted
+        self.failure: dict[str, Any] | None = None
+        self.counts = {"scored": 0, "model_error": 0, "infra_error": 0}
+        self.successes = 0
+
+    def add(self, r: dict[str, Any]) -> None:
+        self.counts[r["status"]] = self.counts.get(r["status"], 0) + 1
+        self.successes += bool(r.get("success"))
+        failed = r["status"] != "infra_error" and not r.get("success")
+        if failed and (self.failure is None or r["epoch"] < self.failure["epoch"]):
+            self.failure = r
+        if len(self.first) < EPOCHS_SHOWN or r["epoch"] < self.first[-1]["epoch"]:
+            self.first.append(r)
+            self.first.sort(key=lambda x: x["epoch"])
+            del self.first[EPOCHS_SHOWN:]
+
+    def records(self) -> list[dict[str, Any]]:
+        out = list(self.first)
+        if self.failure is not None and all(r is not self.failure for r in out):
+            out.append(self.failure)
+        return sorted(out, key=lambda r: r["epoch"])
+
+    def note(self) -> str | None:
+        """What was left out, for a sample with more epochs than are shown (None: all)."""
+        total = sum(self.counts.values())
+        shown = self.records()
+        if total <= len(shown):
+            return None
+        c = self.counts
+        return (
+            f"{total} epochs ({c['scored']} scored, {c['model_error']} model errors, "
+            f"{c['infra_error']} infra errors; {self.successes} succeeded); shown: epochs "
+            + ", ".join(str(r["epoch"]) for r in shown)
+            + " (the first ones and the first failure)"
+        )
+
+
+def shown_records(run: LoadedRun) -> tuple[list[dict[str, Any]], dict[tuple[str, str], str]]:
+    """The records of ``run`` the explorer embeds, in (task, id, epoch) order, and the note of
+    each sample with epochs left out; read from the log again as it streams."""
+    samples: dict[tuple[str, str], Shown] = {}
+    for r in iter_records(run.folder):
+        key = (r["task"], str(r["id"]))
+        entry = samples.get(key)
+        if entry is None:
+            entry = samples[key] = Shown()
+        entry.add(r)
+    records, notes = [], {}
+    for key in sorted(samples, key=lambda k: (k[0], id_order(k[1]))):
+        records += samples[key].records()
+        note = samples[key].note()
+        if note is not None:
+            notes[key] = note
+    return records, notes
 
 
 def _record(
@@ -204,14 +273,20 @@ def _record(
 
 
 def explorer_data(runs: Sequence[LoadedRun], cache_dir: Path | None) -> dict[str, Any]:
+    """Per run, per sample, the records ``Shown`` keeps (every record of a run of up to
+    ``EPOCHS_SHOWN`` epochs); a sample with epochs left out says so in its note."""
     sources = SourceCache(cache_dir)
-    sources.want_states(runs)
+    chosen = [shown_records(run) for run in runs]
+    sources.want_states(runs, [records for records, _ in chosen])
     texts = Texts()
     records = []
-    for index, run in enumerate(runs):
-        ordered = sorted(run.records, key=lambda r: (r["task"], id_order(str(r["id"])), r["epoch"]))
-        for r in ordered:
-            records.append(_record(index, run, r, sources.get(run, r["task"]), texts))
+    for index, (run, (shown, notes)) in enumerate(zip(runs, chosen, strict=True)):
+        for r in shown:
+            entry = _record(index, run, r, sources.get(run, r["task"]), texts)
+            note = notes.get((r["task"], str(r["id"])))
+            if note is not None:
+                entry["note"] = f"{note}. {entry['note']}" if entry.get("note") else note
+            records.append(entry)
     return {"records": records, "texts": texts.items}
 
 

@@ -133,7 +133,7 @@ def _run_rows(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
                 "modified": run.log.state == "modified",
                 "isolation": isolation["summary"] if isolation else "not recorded",
                 "isolation_full": bool(isolation and isolation["level"] == "full"),
-                "records": len(run.records),
+                "records": run.record_count,
                 "tokens": (tokens_line(run.info) or "not recorded").removeprefix("tokens: "),
             }
         )

@@ -13,7 +13,8 @@ machine and the run folder) is shown with it, with a warning when it was not ful
 from __future__ import annotations
 
 import functools
-from collections import defaultdict
+import re
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -24,9 +25,9 @@ from toolbench.errors import UserError
 from toolbench.report.tokens import tokens_line
 from toolbench.runner.chain import MODIFIED
 from toolbench.runner.status import RunStatus, run_status
-from toolbench.runner.store import SAMPLES_FILE, load_log, read_run_info
+from toolbench.runner.store import SAMPLES_FILE, read_records, read_run_info, scan_log
 from toolbench.tables.bootstrap import Estimate, bootstrap_mean, paired_difference, seed_for
-from toolbench.tables.runs import counts_of
+from toolbench.tables.runs import add_count, empty_counts
 
 REPORT_METRICS = ("success_rate", "crash_rate", "precision", "recall", "f1")
 
@@ -49,9 +50,9 @@ def columns_of(runs: Sequence[LoadedRun]) -> tuple[str, ...]:
     """Every metric any task of these runs has, the usual ones first."""
     seen = dict.fromkeys(REPORT_METRICS)
     for run in runs:
-        for task in run.by_task:
+        for task in run.tasks:
             seen.update(dict.fromkeys(metric_names(run, task)))
-    wanted = {m for run in runs for task in run.by_task for m in metric_names(run, task)}
+    wanted = {m for run in runs for task in run.tasks for m in metric_names(run, task)}
     return tuple(m for m in seen if m in wanted)
 
 
@@ -61,41 +62,120 @@ def id_order(key: str) -> tuple[int, int, str]:
     return (0, int(key), "") if key.isdigit() and len(key) < 19 else (1, 0, key)
 
 
+ALWAYS = ("success_rate", "crash_rate")  # every task has these (from status and success)
+
+
 def per_sample_values(records: Sequence[dict[str, Any]], metric: str) -> dict[str, float]:
     """Sample id -> metric value averaged over epochs (infra errors left out), in id order.
 
     A per-sample metric (not success or crash rate) that no record of the task holds is not
     the task's: then nothing is returned and tables show ``-``, rather than scoring crashed
-    samples 0 on a metric the task never had."""
-    if metric not in ("success_rate", "crash_rate") and not any(
-        metric in (r.get("metrics") or {}) for r in records
-    ):
-        return {}
-    sums: dict[str, list[float]] = defaultdict(list)
+    samples 0 on a metric the task never had. (The list-based form of ``TaskTally``: a
+    report streams the log into tallies instead.)"""
+    tally = TaskTally((metric,))
     for r in records:
+        tally.add(r)
+    return tally.values(metric)
+
+
+def _value(r: dict[str, Any], metric: str) -> float | None:
+    """A record's value of ``metric`` for the per-sample means (None: it does not count)."""
+    if metric == "success_rate":
+        return 1.0 if r.get("success") else 0.0
+    if metric == "crash_rate":
+        return 1.0 if r["status"] == "model_error" else 0.0
+    raw = (r.get("metrics") or {}).get(metric)  # null: a NaN the log refused
+    if raw is None and r["status"] == "scored":
+        return None
+    return float(raw or 0.0)
+
+
+class TaskTally:
+    """What the report needs of one task's records, kept per sample as the log streams by:
+    per metric a running sum and count per sample (added in log order, so the means are the
+    very floats a list of the records gave), the status counts, and per sample its epochs'
+    successes (for the audits). Nothing is kept per record."""
+
+    def __init__(self, metrics: Sequence[str]) -> None:
+        self.metrics = tuple(dict.fromkeys([*ALWAYS, *metrics]))
+        self.counts = empty_counts()
+        self.held: set[str] = set()  # per-sample metrics some record of the task holds
+        self.sums: dict[str, dict[str, list[float]]] = {m: {} for m in self.metrics}
+        self.epochs: dict[str, list[int]] = {}  # id -> [epochs not infra errors, successes]
+
+    def add(self, r: dict[str, Any]) -> None:
+        add_count(self.counts, r)
+        metrics = r.get("metrics") or {}
+        self.held.update(m for m in self.metrics if m in metrics)
         if r["status"] == "infra_error":
-            continue
-        if metric == "success_rate":
-            value = 1.0 if r.get("success") else 0.0
-        elif metric == "crash_rate":
-            value = 1.0 if r["status"] == "model_error" else 0.0
-        else:
-            raw = (r.get("metrics") or {}).get(metric)  # null: a NaN the log refused
-            if raw is None and r["status"] == "scored":
-                continue
-            value = float(raw or 0.0)
-        sums[str(r["id"])].append(value)
-    return {key: sum(sums[key]) / len(sums[key]) for key in sorted(sums, key=id_order)}
+            return
+        key = str(r["id"])
+        seen = self.epochs.setdefault(key, [0, 0])
+        seen[0] += 1
+        seen[1] += bool(r.get("success"))
+        for metric in self.metrics:
+            value = _value(r, metric)
+            if value is not None:
+                total = self.sums[metric].setdefault(key, [0.0, 0])
+                total[0] += value
+                total[1] += 1
+
+    def values(self, metric: str) -> dict[str, float]:
+        """``per_sample_values`` of the task's records for ``metric``."""
+        if metric not in ALWAYS and metric not in self.held:
+            return {}
+        sums = self.sums.get(metric, {})
+        return {key: sums[key][0] / sums[key][1] for key in sorted(sums, key=id_order)}
 
 
 class LoadedRun:
+    """A run folder read for the report: its run.json, and its log read once as it streams
+    (the chain checked on the way) into per-task, per-sample tallies. The records themselves
+    are not held: ``records`` and ``by_task`` read the log again when asked (``toolbench
+    show``, awareness runs), and the HTML explorer streams it again for what it embeds."""
+
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.info = read_run_info(folder)
-        self.records, self.log = load_log(folder, self.info)
-        self.by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        self.tallies: dict[str, TaskTally] = {}
+        self.crashes: Counter[tuple[str, str]] = Counter()  # (task, masked reason) -> n
+        self.crash_example: dict[tuple[str, str], str] = {}
+        self.record_count = self.done = 0
+        scan = scan_log(folder, self.info)
+        for record in scan:
+            self._add(record)
+        self.log = scan.check
+
+    def _add(self, record: dict[str, Any]) -> None:
+        task = record["task"]
+        tally = self.tallies.get(task)
+        if tally is None:
+            tally = self.tallies[task] = TaskTally(metric_names(self, task))
+        tally.add(record)
+        self.record_count += 1
+        self.done += record["status"] != "infra_error"
+        if record["status"] == "model_error":
+            key = (task, reason_of(str(record.get("message") or "")))
+            if key in self.crashes or len(self.crashes) < MAX_CRASH_REASONS:
+                self.crashes[key] += 1
+                self.crash_example.setdefault(key, str(record["id"]))
+
+    @property
+    def tasks(self) -> list[str]:
+        """The run's tasks, in the order the log first names them."""
+        return list(self.tallies)
+
+    @functools.cached_property
+    def records(self) -> list[dict[str, Any]]:
+        """Every record (read again from the log: ``show`` and awareness runs only)."""
+        return read_records(self.folder)
+
+    @functools.cached_property
+    def by_task(self) -> dict[str, list[dict[str, Any]]]:
+        out: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for record in self.records:
-            self.by_task[record["task"]].append(record)
+            out[record["task"]].append(record)
+        return out
 
     @property
     def label(self) -> str:
@@ -105,7 +185,7 @@ class LoadedRun:
     def status(self) -> RunStatus:
         """Complete, in progress (another process holds the folder), interrupted...: said
         wherever this run's numbers are printed."""
-        return run_status(self.folder, self.info, self.records)
+        return run_status(self.folder, self.info, self.done)
 
     @property
     def log_line(self) -> str:
@@ -125,6 +205,20 @@ class LoadedRun:
             "missing": [str(m)[:80] for m in missing[:20]] if isinstance(missing, list) else [],
             "summary": str(raw.get("summary", ""))[:300],
         }
+
+
+# Distinct crash reasons a run's tally keeps (masked messages; a run of hostile messages
+# that no mask collapses cannot grow it without bound): later new reasons are not counted.
+MAX_CRASH_REASONS = 10_000
+_QUOTED = re.compile(r"'[^'\n]{0,200}'|\"[^\"\n]{0,200}\"")
+_NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
+
+
+def reason_of(message: str) -> str:
+    """A crash message with what varies between samples masked (quoted names, numbers), so
+    "name 'products' is not defined" and "name 'rows' is not defined" count as one reason."""
+    first = message.strip().splitlines()[0] if message.strip() else "(no message)"
+    return _NUMBER.sub("N", _QUOTED.sub("'…'", first[:300]))
 
 
 def load_runs(folders: Sequence[Path], allow_modified: bool) -> list[LoadedRun]:
@@ -198,10 +292,10 @@ def comparison_note(runs: Sequence[LoadedRun]) -> str | None:
 def summarize(run: LoadedRun) -> dict[str, dict[str, Any]]:
     """Task -> {metric: Estimate, 'counts': {...}} for one run."""
     out: dict[str, dict[str, Any]] = {}
-    for task, records in sorted(run.by_task.items()):
-        entry: dict[str, Any] = {"counts": counts_of(records)}
+    for task, tally in sorted(run.tallies.items()):
+        entry: dict[str, Any] = {"counts": dict(tally.counts)}
         for metric in metric_names(run, task):
-            values = per_sample_values(records, metric)
+            values = tally.values(metric)
             if values:
                 entry[metric] = bootstrap_mean(list(values.values()), seed=seed_for(task))
         out[task] = entry
@@ -211,11 +305,11 @@ def summarize(run: LoadedRun) -> dict[str, dict[str, Any]]:
 def compare(a: LoadedRun, b: LoadedRun) -> dict[str, dict[str, Estimate]]:
     """Task -> metric -> interval of (b - a) over the samples both runs scored."""
     out: dict[str, dict[str, Estimate]] = {}
-    for task in sorted(set(a.by_task) & set(b.by_task)):
+    for task in sorted(set(a.tallies) & set(b.tallies)):
         entry = {}
         for metric in metric_names(b, task):
-            va = per_sample_values(a.by_task[task], metric)
-            vb = per_sample_values(b.by_task[task], metric)
+            va = a.tallies[task].values(metric)
+            vb = b.tallies[task].values(metric)
             common = sorted(set(va) & set(vb), key=id_order)
             if common:
                 entry[metric] = paired_difference(

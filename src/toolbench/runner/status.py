@@ -8,6 +8,7 @@ process is still alive. A run.json that says "running" while nobody holds the lo
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,8 +85,11 @@ class RunStatus:
         }
 
 
-def run_status(folder: Path, info: dict[str, Any], records: list[dict[str, Any]]) -> RunStatus:
-    """The status of the run in ``folder`` (its run.json ``info`` and log ``records``)."""
+def run_status(
+    folder: Path, info: dict[str, Any], records: int | Iterable[dict[str, Any]]
+) -> RunStatus:
+    """The status of the run in ``folder`` (its run.json ``info``, and its log's ``records``,
+    or how many of them are not infra errors, counted as the log streamed by)."""
     holder = holder_of(folder)
     written = info.get("status")
     if holder is not None:
@@ -94,7 +98,10 @@ def run_status(folder: Path, info: dict[str, Any], records: list[dict[str, Any]]
         state = INTERRUPTED  # nobody holds the lock: its process ended without finishing
     else:
         state = _WRITTEN.get(written, UNKNOWN) if isinstance(written, str) else UNKNOWN
-    done = sum(1 for r in records if r.get("status") != "infra_error")
+    if isinstance(records, int):
+        done = records
+    else:
+        done = sum(1 for r in records if r.get("status") != "infra_error")
     return RunStatus(
         state=state,
         done=done,

@@ -128,6 +128,12 @@ class LogScan:
         return self._problem or self._checker.result()
 
 
+def iter_records(folder: Path) -> Iterator[dict[str, Any]]:
+    """``read_records`` one record at a time (nothing held; the chain not checked)."""
+    for line in iter_log(folder / SAMPLES_FILE):
+        yield _without_chain(line.record)
+
+
 def scan_log(folder: Path, info: dict[str, Any]) -> LogScan:
     """A finished or interrupted run's log, to read once, checked against the anchor in
     ``info`` (its run.json). For ``report``."""
