@@ -6,6 +6,7 @@ where it is not installed is one line saying how to install it.
 from __future__ import annotations
 
 import os
+import socket
 from types import ModuleType
 from typing import Any
 
@@ -14,6 +15,9 @@ from toolbench.errors import UserError
 INSTALL_HINT = "pip install 'toolbench[ray]'"
 #: The namespace toolbench's actors live in (named replicas are looked up there).
 NAMESPACE = "toolbench"
+#: How long a cluster's address may take to answer a TCP connect before it counts as down:
+#: ``ray.init`` itself waits minutes on an address nobody listens on.
+REACH_TIMEOUT_S = 5.0
 
 
 def require_ray(flag: str) -> ModuleType:
@@ -41,6 +45,8 @@ def connect(address: str | None, flag: str = "--executor ray") -> ModuleType:
     }
     if target is None:  # a local cluster of this machine, started (and stopped) with us
         kwargs.update(num_cpus=os.cpu_count() or 1, include_dashboard=False)
+    else:
+        check_reachable(target)
     try:
         ray.init(address=target, **kwargs)
     except (ConnectionError, RuntimeError, ValueError) as exc:
@@ -50,3 +56,30 @@ def connect(address: str | None, flag: str = "--executor ray") -> ModuleType:
             "start a cluster with 'ray start --head' or give its address"
         ) from None
     return ray
+
+
+def host_port(address: str) -> tuple[str, int] | None:
+    """``(host, port)`` of a ``HOST:PORT`` or ``ray://HOST:PORT`` address; None for ``auto``
+    (Ray finds the cluster this machine runs) and anything else Ray resolves itself."""
+    text = address.removeprefix("ray://")
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        return None
+    return host.strip("[]"), int(port)
+
+
+def check_reachable(address: str, timeout_s: float = REACH_TIMEOUT_S) -> None:
+    """Refuse, in ``timeout_s`` at most, a ``HOST:PORT`` address nothing listens on (a
+    ``UserError`` naming it), before ``ray.init`` would wait on it for minutes."""
+    parsed = host_port(address)
+    if parsed is None:
+        return
+    try:
+        with socket.create_connection(parsed, timeout=timeout_s):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise UserError(
+            f"--ray-address {address}: cannot reach a Ray cluster there ({reason}); start one "
+            "with 'ray start --head --port PORT' or give the address 'ray start' printed"
+        ) from None
