@@ -61,9 +61,13 @@ def run_replicated(args: list[str], timeout_s: float = 420.0) -> subprocess.Comp
     return subprocess.CompletedProcess(command, process.returncode, out, err)
 
 
+@pytest.mark.parametrize("executor", ["local", "ray"])
 def test_two_ray_replicas_give_the_records_of_one_local_model(
-    cli: Callable[..., CliResult], tmp_path: Path
+    cli: Callable[..., CliResult], tmp_path: Path, executor: str
 ) -> None:
+    """``executor``: the samples run in the driver, or in a Ray sample actor whose own copy of
+    the model must find the driver's replicas by name (creating two more would not fit the
+    2-CPU cluster, and would not be the run's replicas)."""
     pytest.importorskip("ray")
     pytest.importorskip("transformers")
     # Scaled output weights: the best token wins by a margin no batching order rounds away.
@@ -75,7 +79,8 @@ def test_two_ray_replicas_give_the_records_of_one_local_model(
     assert code == 0, err
 
     replicated = tmp_path / "replicated"
-    done = run_replicated([*common, "--model-replicas", "2", "--out", str(replicated)])
+    more = ["--model-replicas", "2", "--executor", executor, "--out", str(replicated)]
+    done = run_replicated([*common, *more])
     assert done.returncode == 0, done.stderr[-3000:]
 
     local_info, local_records = read_run(local)
@@ -94,6 +99,8 @@ def test_two_ray_replicas_give_the_records_of_one_local_model(
     assert sum(s["calls"] for s in per_replica.values()) == 6
     assert all(s["calls"] >= 1 and s["errors"] == 0 for s in per_replica.values())
     assert "endpoints" not in local_info
+    if executor == "ray":
+        assert info["executor"]["kind"] == "ray" and info["executor"]["actors_lost"] == 0
 
 
 def test_replicas_of_a_model_that_runs_elsewhere_are_refused_in_one_line(
