@@ -187,3 +187,21 @@ def test_a_pool_where_no_endpoint_answers_is_one_line_and_exit_2(tmp_path: Path)
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, done.stderr
     assert f"--base-url {urls[0]}, {urls[1]}: cannot connect to any of them (" in lines[0]
+
+
+def test_an_endpoint_down_at_the_start_is_left_out_and_the_run_completes(tmp_path: Path) -> None:
+    dead = url_of(free_port())
+    out = tmp_path / "run"
+    with OverflowServer(context_length=BIG, answer=scripted_answer) as live:
+        command = run_command(out, dead, live.base_url)
+        command[command.index("--epochs") + 1] = "1"
+        done = subprocess.run(
+            [*command, "--limit", "30"], capture_output=True, text=True, env=ENV, timeout=300
+        )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert f"--base-url {dead}: cannot connect (Connection refused); left out" in done.stderr
+    info, records = read_run(out)
+    assert len(records) == 30 and info["status"] == "complete"
+    assert info["endpoints"][dead]["taken_out"] == 1
+    assert info["endpoints"][dead]["calls"] == 0  # never sent a request: it was out
+    assert info["endpoints"][live.base_url]["calls"] == 30

@@ -268,3 +268,30 @@ def pool_model(pool: EndpointPool) -> object:
             await pool.aclose()
 
     return Pooled()
+
+
+def test_a_check_cut_short_by_the_end_of_its_event_loop_is_started_again_in_the_next() -> None:
+    port = free_port()
+    with OverflowServer(context_length=BIG) as live:
+        pool = pool_of(url_of(port), live.base_url, probe_first_s=0.0)
+        down = pool.balancer.members[0]
+
+        async def fail_three_then_start_a_check() -> None:
+            for _ in range(3):  # three failures take it out
+                await pool.generate(REQUEST)
+            pool._start_due_probes()  # its check is due: started, and cancelled at once
+            assert pool._probes and down.out_until == float("inf")
+
+        asyncio.run(fail_three_then_start_a_check())
+        assert down.out_until is not None and down.out_until != float("inf")
+
+        async def back_in() -> None:
+            try:
+                with OverflowServer(context_length=BIG, port=port):
+                    await pool.generate(REQUEST)  # starts the check again
+                    await asyncio.wait(list(pool._probes.values()), timeout=10)
+                    assert down.out_until is None
+            finally:
+                await pool.aclose()
+
+        asyncio.run(back_in())

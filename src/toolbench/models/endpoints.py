@@ -210,6 +210,9 @@ class EndpointPool:
     def _probe_done(self, index: int, task: asyncio.Task[None]) -> None:
         if self._probes.get(index) is task:
             del self._probes[index]
+        member = self.balancer.members[index]
+        if member.out_until == math.inf:  # cut short (its loop ended): due again at once
+            member.out_until = self._clock()
 
     async def _probe(self, member: Member) -> None:
         try:
@@ -278,7 +281,11 @@ class EndpointPool:
         return self.balancer.stats()
 
     async def aclose(self) -> None:
-        probes = list(self._probes.values())
+        """Stop the health checks running (those of this event loop: one left by an ended
+        loop died with it) and close every endpoint."""
+        loop = asyncio.get_running_loop()
+        probes = [task for task in self._probes.values() if task.get_loop() is loop]
+        self._probes.clear()
         for task in probes:
             task.cancel()
         await asyncio.gather(*probes, return_exceptions=True)
