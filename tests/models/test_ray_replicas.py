@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import pickle
 import shutil
+import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import replace
@@ -50,6 +51,11 @@ def test_a_replica_takes_a_gpu_when_the_cluster_has_them_else_a_cpu() -> None:
     assert placement({"CPU": 16.0, "GPU": 4.0}, 4) == {"num_gpus": 1}
     assert placement({"CPU": 2.0}, 2) == {"num_cpus": 1}
     assert placement({"CPU": 2.0, "GPU": 0.0}, 1) == {"num_cpus": 1}
+    # --hf-device decides where the model runs, so what a replica takes.
+    assert placement({"CPU": 16.0, "GPU": 4.0}, 2, "cpu") == {"num_cpus": 1}
+    assert placement({"CPU": 16.0, "GPU": 4.0}, 2, "cuda:0") == {"num_gpus": 1}
+    with pytest.raises(UserError, match="each replica needs one GPU and the Ray cluster has 0;"):
+        placement({"CPU": 16.0}, 1, "cuda")
 
 
 def test_more_replicas_than_the_cluster_can_place_is_refused() -> None:
@@ -89,6 +95,17 @@ def test_backends_that_do_not_run_a_model_here_refuse_replicas(spec: str, why: s
     assert why in message and "\n" not in message
     one = ModelOptions(replicas=1, base_url="http://127.0.0.1:9/v1")
     assert make_model(spec, one).name  # one copy: as ever
+
+
+def test_replicas_without_ray_installed_say_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # ``import ray`` raises ImportError
+    with pytest.raises(UserError) as caught:
+        make_model("hf:/models/any", ModelOptions(replicas=2))
+    assert str(caught.value) == (
+        "--model-replicas: Ray is not installed; install it with pip install 'toolbench[ray]'"
+    )
 
 
 def test_a_wrong_spec_is_refused_before_replicas_are_considered() -> None:

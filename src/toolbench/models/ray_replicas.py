@@ -14,7 +14,7 @@ node's sample actor) gets handles to the same replicas: they are named actors
 ``get_if_exists``; ``ModelOptions.replica_group`` is set once per run (``runner.run.execute``).
 Only the process whose request created a replica kills it when it closes (each replica keeps
 its creator's token); the others just let go. Replicas are placed with ``num_gpus=1`` when the
-cluster has GPUs, else ``num_cpus=1``.
+cluster has GPUs (unless ``--hf-device cpu``), else ``num_cpus=1``.
 
 A replica that dies is taken out of the pool for good and the request goes to another one;
 when none is left the model's service is gone (``ServiceDown``: the run stops and the samples
@@ -114,12 +114,14 @@ class ReplicaServer:
             await self.model.aclose()
 
 
-def placement(cluster: dict[str, float], count: int) -> dict[str, float]:
-    """Ray resources for one replica: a GPU each when the cluster has GPUs, else a CPU each.
-    ``UserError`` when the cluster has fewer than ``count`` of them: the replicas would wait
-    for a place forever."""
+def placement(cluster: dict[str, float], count: int, device: str = "auto") -> dict[str, float]:
+    """Ray resources for one replica: a GPU each when the cluster has GPUs (or ``--hf-device``
+    asks for CUDA), a CPU each when it has none (or ``--hf-device cpu``). ``UserError`` when
+    the cluster has fewer than ``count`` of them: the replicas would wait for a place forever.
+    A replica sees its own GPU as ``cuda:0``."""
     gpus = cluster.get("GPU", 0.0)
-    kind, have = ("GPU", gpus) if gpus >= 1 else ("CPU", cluster.get("CPU", 0.0))
+    wants_gpu = device.startswith("cuda") or (device == "auto" and gpus >= 1)
+    kind, have = ("GPU", gpus) if wants_gpu else ("CPU", cluster.get("CPU", 0.0))
     if have < count:
         raise UserError(
             f"{FLAG} {count}: each replica needs one {kind} and the Ray cluster has "
@@ -151,7 +153,7 @@ class ReplicaPool:
         self.options = dataclasses.replace(options, replica_group=group)
         self.names = replica_names(group, spec, options.replicas)
         self._token = uuid.uuid4().hex
-        resources = placement(ray.cluster_resources(), options.replicas)
+        resources = placement(ray.cluster_resources(), options.replicas, options.hf_device)
         actor = ray.remote(ReplicaServer)
         self.handles = [
             actor.options(
