@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolbench.models.balance import Balancer, Member
+from toolbench.models.balance import Balancer, Member, merge_stats
 
 
 class Clock:
@@ -114,3 +114,53 @@ def test_failures_in_a_row_are_counted_and_an_answer_resets_them() -> None:
 def test_a_pool_needs_members() -> None:
     with pytest.raises(ValueError):
         Balancer([])
+
+
+CALL = st.tuples(st.integers(0, 2), st.booleans(), st.integers(0, 1000))  # member, ok, ms
+
+
+def _replay(calls: list[tuple[int, bool, int]], outs: list[int]) -> Balancer:
+    balancer = Balancer(["a", "b", "c"])
+    for index, ok, ms in calls:
+        member = balancer.members[index]
+        member.in_flight += 1
+        balancer.finished(member, ok=ok, latency_s=ms / 1000)
+    for index in outs:
+        balancer.take_out(balancer.members[index], 1.0)
+        balancer.put_back(balancer.members[index])
+    return balancer
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    first=st.lists(CALL, max_size=30),
+    second=st.lists(CALL, max_size=30),
+    outs=st.lists(st.integers(0, 2), max_size=4),
+)
+def test_merged_stats_are_those_of_one_pool_that_did_both(
+    first: list[tuple[int, bool, int]], second: list[tuple[int, bool, int]], outs: list[int]
+) -> None:
+    both = _replay(first + second, outs).stats()
+    merged = merge_stats([_replay(first, outs[:1]).stats(), _replay(second, outs[1:]).stats()])
+    assert list(merged) == list(both)
+    for name, entry in both.items():
+        assert merged[name]["calls"] == entry["calls"]
+        assert merged[name]["errors"] == entry["errors"]
+        assert merged[name]["taken_out"] == entry["taken_out"]
+        assert merged[name]["latency_s"] == pytest.approx(entry["latency_s"], abs=1e-3)
+        if entry["mean_latency_s"] is None:
+            assert merged[name]["mean_latency_s"] is None
+        else:
+            mean = entry["mean_latency_s"]
+            assert merged[name]["mean_latency_s"] == pytest.approx(mean, abs=1e-3)
+
+
+def test_merging_skips_what_is_not_a_count() -> None:
+    parts = [
+        {"a": {"calls": 2, "errors": 1, "latency_s": 0.5, "taken_out": 1}},
+        {"a": {"calls": "2", "errors": True, "latency_s": float("inf")}, "b": [1]},
+        "junk",
+    ]
+    assert merge_stats(parts) == {  # type: ignore[arg-type]
+        "a": {"calls": 2, "errors": 1, "latency_s": 0.5, "mean_latency_s": 0.5, "taken_out": 1}
+    }

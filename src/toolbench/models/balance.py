@@ -10,8 +10,9 @@ are kept for ``run.json`` and the report.
 
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,3 +105,44 @@ class Balancer:
         """Per member (by name): calls, errors, mean latency of answered calls, times taken
         out."""
         return {m.name: m.as_json() for m in self.members}
+
+
+#: The fields of a member's stats that add up over processes and sessions.
+SUMMED = ("calls", "errors", "latency_s", "taken_out")
+
+
+def merge_stats(parts: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Several ``stats()`` of one pool as one (the sample actors of a Ray run, the sessions
+    of a resumed run): per member, the counts and latency summed and the mean latency of the
+    answered calls recomputed from the sums. Members keep the order they are first seen in;
+    entries that are not the expected shape (a hand-edited run.json) are skipped."""
+    merged: dict[str, dict[str, Any]] = {}
+    for part in parts:
+        if not isinstance(part, Mapping):
+            continue
+        for name, values in part.items():
+            if not isinstance(values, Mapping):
+                continue
+            sums = merged.setdefault(str(name), dict.fromkeys(SUMMED, 0))
+            for key in SUMMED:
+                value = values.get(key)
+                if _count(value):
+                    sums[key] += value
+    for sums in merged.values():
+        sums["latency_s"] = round(sums["latency_s"], 4)
+        answered = sums["calls"] - sums["errors"]
+        sums["mean_latency_s"] = round(sums["latency_s"] / answered, 4) if answered > 0 else None
+    return {name: {k: sums[k] for k in _FIELDS} for name, sums in merged.items()}
+
+
+_FIELDS = ("calls", "errors", "latency_s", "mean_latency_s", "taken_out")
+
+
+def _count(value: Any) -> bool:
+    """A finite number >= 0 (not a bool): what a well-formed count or duration is."""
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= 0
+    )
