@@ -28,6 +28,7 @@ from toolbench.errors import UserError
 from toolbench.models.base import ModelOptions
 from toolbench.models.ray_replicas import (
     ReplicaPool,
+    ReplicaServer,
     _portable,
     _strip,
     placement,
@@ -139,6 +140,25 @@ def test_a_replicas_exception_crosses_as_itself_or_as_an_infra_error() -> None:
     assert (back.prompt_tokens, back.max_tokens, back.context_length) == (9, 5, 10)
     lost = _portable(_NeedsTwo("first\nline", "second"))
     assert isinstance(lost, InfraError) and str(lost) == "_NeedsTwo: first line"
+
+
+def test_a_replica_that_cannot_load_its_model_says_why_instead_of_dying(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import toolbench.models.spec as spec_module
+
+    def broken(spec: str, options: ModelOptions) -> Any:
+        assert options.replicas == 1  # a replica holds one bare copy
+        raise RuntimeError("CUDA out of\nmemory")
+
+    monkeypatch.setattr(spec_module, "make_bare_model", broken)
+    server = ReplicaServer("hf:/m", ModelOptions(replicas=2), creator="me")
+    assert server.model is None and server.creator == "me"
+    assert server.error == (
+        "--model-replicas 2: a replica could not load hf:/m (RuntimeError: CUDA out of memory)"
+    )
+    answer = asyncio.run(server.generate(GenerationRequest(prompt="p")))
+    assert isinstance(answer, InfraError) and "could not load" in str(answer)
 
 
 # ---- with a local Ray and a tiny model ----

@@ -84,7 +84,11 @@ class ReplicaServer:
         except UserError as exc:
             self.error = str(exc)
         except Exception as exc:  # the backend's own failure to load, told in one line
-            self.error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+            reason = " ".join(str(exc).split())[:300]
+            self.error = (
+                f"{FLAG} {options.replicas}: a replica could not load {spec} "
+                f"({type(exc).__name__}: {reason})"
+            )
 
     def describe(self) -> dict[str, Any]:
         """The model's name and cacheability (the pool answers to both as the local model
