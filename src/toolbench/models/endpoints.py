@@ -8,12 +8,14 @@ keeps answering while some servers are down, and says what each one did.
   second trip, not a retry delay, and the retry layer's breaker never hears of it. Only when
   every endpoint failed it, or every endpoint is out of service, does the failure reach the
   retry layer; then its breaker (``ServiceDown``, exit 3) trips as for one server. A timeout
-  or a 5xx is not passed on: it goes back to the retry layer, whose next attempt is picked
-  afresh (usually another endpoint, since the failing one got the attempt before).
+  or a 5xx is not sent on to another endpoint (the server may still be working on it): it
+  goes back to the retry layer, whose next attempt is picked afresh (usually another
+  endpoint: on a tie the one picked longest ago wins).
 - An endpoint that fails ``FAILS_TO_TAKE_OUT`` requests in a row, or its health check (``GET
   /models`` at preflight), is taken out of service; once its backoff has passed (1 s, doubling
-  up to ``PROBE_MAX_S``) the next request starts a health check of it, and it is back when the
-  check is answered. Requests that find every endpoint out wait for a running check.
+  up to ``PROBE_MAX_S``, back to 1 s once it answers a request) the next request starts a
+  health check of it, and it is back when the check is answered. Requests that find every
+  endpoint out wait for a running check.
 - Which endpoint answered never reaches a record or the response cache: the pool's identity
   (``base_url``) is its URLs sorted and joined by spaces, the same whichever one answers. Per
   endpoint counts go to ``run.json`` (``stats``) and from there to the summary and the report.
