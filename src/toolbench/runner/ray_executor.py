@@ -30,6 +30,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from toolbench.core.solve import SampleState, one_line_text
@@ -46,6 +47,10 @@ MAX_LOSSES = 3
 MAX_BATCH = 16
 #: How often the driver looks for nodes that joined (or for replacements after a loss).
 REFRESH_S = 5.0
+#: How long, after the first actor is ready, the others of the run's start get to be ready
+#: before keys are handed out (they build the same work, so they are ready at about the same
+#: time; waiting spreads the first keys over every node instead of the quickest one).
+STARTUP_WAIT_S = 30.0
 #: How long the driver waits for actors to report their models' stats and shut down cleanly.
 CLOSE_TIMEOUT_S = 30.0
 #: Environment the actors need from the driver's (API keys, toolbench's own settings): a node's
@@ -61,11 +66,14 @@ class SampleActor:
     The work is built in a thread of its own: ``open_work`` runs the golds in an event loop of
     its own, which cannot start inside the actor's."""
 
-    def __init__(self, recipe: WorkRecipe) -> None:
+    def __init__(self, recipe: WorkRecipe, run_dirs: dict[str, str | None]) -> None:
         self._stack = contextlib.ExitStack()
         with ThreadPoolExecutor(max_workers=1) as pool:
             opened = pool.submit(self._stack.enter_context, open_work(recipe)).result()
         self.work = opened.work
+        for prepared in self.work.prepared:  # where tasks save files: the driver's run folder
+            folder = run_dirs.get(prepared.task.name)
+            prepared.resources.run_dir = Path(folder) if folder else None
         self._models = [opened.work.model, *opened.roles.values()]
 
     async def ready(self) -> dict[str, Any]:
@@ -123,11 +131,13 @@ class Tally:
 
 class RayExecutor:
     """Samples solved by one actor per node of the Ray cluster at ``address`` (see module
-    doc). Ray is connected to on the first run, never on construction."""
+    doc). Ray is connected to on construction, so a missing Ray or an unreachable cluster is
+    refused (``UserError``) before the run's folder is made."""
 
     def __init__(self, recipe: WorkRecipe, address: str | None = None) -> None:
         self.recipe, self.address = recipe, address
         self.tally = Tally()
+        connect(address)
 
     async def run(
         self,
@@ -212,29 +222,43 @@ class _Dispatch:
         self.ray, self.recipe, self.todo, self.on_record = ray, recipe, todo, on_record
         self.stats, self.tally = stats, tally
         self.samples = {(s.task, s.id): s for p in work.prepared for s in p.samples}
+        # The run folder the lifecycle gave the driver's tasks (the actors' tasks save files
+        # there too: the same path on the node that solves the sample).
+        self.run_dirs = {
+            p.task.name: str(p.resources.run_dir) if p.resources.run_dir else None
+            for p in work.prepared
+        }
         self.again: deque[tuple[Key, str]] = deque()  # keys whose actor died, to hand out again
         self.losses: dict[Key, int] = {}
         self.slots: list[Slot] = []
-        self.starts: dict[str, int] = {}  # actors started per node (bounded: see refresh)
+        # Actors per node that died before they were ready (bounded: see refresh). Actors that
+        # die while solving need no bound: each such death costs a key one of its MAX_LOSSES.
+        self.failed_starts: dict[str, int] = {}
         self.pending: dict[asyncio.Future[Any], tuple[Slot, list[tuple[Key, str]] | None]] = {}
         self.exhausted = False
         self.last_refresh = 0.0
+        self.first_ready: float | None = None  # when the first actor was ready
+        self.gate_open = False  # keys are handed out (see STARTUP_WAIT_S)
+        self.starting: list[Slot] = []  # the actors started with the run
         self.actor_class = ray.remote(SampleActor)
 
     async def run(self, concurrency: int) -> None:
         self.concurrency = concurrency
         self.refresh()
+        self.starting = list(self.slots)
         while True:
             self.fill()
             if not self.pending:
                 if self.finished() or not self.refresh():
                     break
                 continue
+            timeout = REFRESH_S if self.gate_open else 1.0
             done, _ = await asyncio.wait(
-                self.pending, timeout=REFRESH_S, return_when=asyncio.FIRST_COMPLETED
+                self.pending, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
             )
             for future in done:
-                self.settle(future)
+                if future in self.pending:  # not dropped with its actor by an earlier one
+                    self.settle(future)
             if time.monotonic() - self.last_refresh >= REFRESH_S:
                 self.refresh()
         if not self.finished() and self.stats.stopped is None:
@@ -247,7 +271,7 @@ class _Dispatch:
     # -- actors ---------------------------------------------------------------------------
     def refresh(self) -> bool:
         """An actor on every alive node (with CPUs) that has none; True if any was started.
-        A node gets at most ``MAX_LOSSES`` actors in a run: one that keeps losing them is left."""
+        A node whose actors failed to start ``MAX_LOSSES`` times is left alone."""
         self.last_refresh = time.monotonic()
         if self.finished():
             return False
@@ -259,15 +283,14 @@ class _Dispatch:
             node_id = node.get("NodeID", "")
             if not node.get("Alive") or not node.get("Resources", {}).get("CPU"):
                 continue
-            if node_id in live or self.starts.get(node_id, 0) >= MAX_LOSSES:
+            if node_id in live or self.failed_starts.get(node_id, 0) >= MAX_LOSSES:
                 continue
-            self.starts[node_id] = self.starts.get(node_id, 0) + 1
             handle = self.actor_class.options(
                 num_cpus=0,  # it uses CPU through its sandbox processes; CPUs stay for replicas
                 max_restarts=0,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
                 runtime_env={"env_vars": _forwarded_env()},
-            ).remote(self.recipe)
+            ).remote(self.recipe, self.run_dirs)
             slot = Slot(handle, node_id)
             self.slots.append(slot)
             self.pending[_future(handle.ready.remote())] = (slot, None)
@@ -279,10 +302,21 @@ class _Dispatch:
         """(keys in flight per ready actor, keys per batch)."""
         ready = sum(1 for slot in self.slots if slot.ready) or 1
         share = max(1, math.ceil(self.concurrency / ready))
-        return share, max(1, min(MAX_BATCH, share // 4))
+        return share, max(1, min(MAX_BATCH, share // 2))
+
+    def open_gate(self) -> bool:
+        """Whether keys may be handed out: every actor of the start is ready (or gone), or
+        the first has waited ``STARTUP_WAIT_S`` for the others."""
+        if not self.gate_open and self.first_ready is not None:
+            starting = [slot for slot in self.starting if slot in self.slots and not slot.ready]
+            waited = time.monotonic() - self.first_ready
+            self.gate_open = not starting or waited >= STARTUP_WAIT_S
+        return self.gate_open
 
     def fill(self) -> None:
         """Hand keys to every ready actor up to its share."""
+        if not self.open_gate():
+            return
         share, batch_size = self.shares()
         for slot in self.slots:
             while slot.ready and slot.in_flight < share and self.stats.stopped is None:
@@ -295,9 +329,11 @@ class _Dispatch:
                 self.tally.batches += 1
 
     def take(self, n: int) -> list[tuple[Key, str]]:
+        """The next keys to hand out: a key handed out again (its actor died) goes alone, so
+        that keys that merely shared a batch with one that kills its actor part from it."""
+        if self.again:
+            return [self.again.popleft()]
         batch: list[tuple[Key, str]] = []
-        while self.again and len(batch) < n:
-            batch.append(self.again.popleft())
         while not self.exhausted and len(batch) < n:
             try:
                 batch.append(next(self.todo))
@@ -312,20 +348,21 @@ class _Dispatch:
             result = future.result()
         except self.ray.exceptions.RayTaskError:
             if batch is None:  # the actor's constructor failed (e.g. the node lacks the data)
-                self.tally.actor_start_errors.append(_start_error(future.exception()))
-                self.drop(slot, lost=False)
+                self.failed_start(slot, future.exception())
                 return
             raise  # a method of ours raised: a harness bug, not a node lost
         except self.ray.exceptions.RayError as exc:
-            if batch is None:
-                self.tally.actor_start_errors.append(_start_error(exc))
-            self.drop(slot, lost=batch is not None)
-            if batch is not None:
-                self.lose(batch)
+            if batch is None:  # its node died before it was ready
+                self.failed_start(slot, exc)
+                return
+            self.drop(slot, lost=True)
+            self.lose(batch)
             return
         if batch is None:
             slot.ready = True
             self.tally.nodes.add(slot.node)
+            if self.first_ready is None:
+                self.first_ready = time.monotonic()
             return
         slot.in_flight -= len(batch)
         bars = dict(batch)
@@ -336,6 +373,11 @@ class _Dispatch:
                 continue
             self.tally.samples += 1
             self.on_record(record, bars[key])
+
+    def failed_start(self, slot: Slot, exc: BaseException | None) -> None:
+        self.failed_starts[slot.node] = self.failed_starts.get(slot.node, 0) + 1
+        self.tally.actor_start_errors.append(_start_error(exc))
+        self.drop(slot, lost=False)
 
     def drop(self, slot: Slot, lost: bool) -> None:
         """The actor is gone (or as good as gone: killed, so it can never answer late); its
