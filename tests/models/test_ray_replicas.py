@@ -259,8 +259,14 @@ def test_every_process_of_a_run_finds_the_same_replicas_and_only_the_creator_kil
         asyncio.run(copy.generate(_requests()[0]))
 
 
-def test_a_lost_replica_is_taken_out_and_the_other_answers(ray_local: Any, tiny: Path) -> None:
-    pool = ReplicaPool(f"hf:{tiny}", _options())
+def test_a_lost_replica_is_taken_out_and_the_other_answers(
+    ray_local: Any, tiny: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A relative model path means to each replica what it means to the run (Ray started its
+    # worker processes elsewhere).
+    monkeypatch.chdir(tiny.parent)
+    pool = ReplicaPool(f"hf:{tiny.name}", _options())
+    assert pool.name == f"hf:{tiny.name}"
     try:
         ray_local.kill(pool.handles[0], no_restart=True)
         answers = asyncio.run(_ask(pool, _requests()))

@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
+import os
 import pickle
 import time
 import uuid
@@ -73,9 +74,11 @@ class ReplicaServer:
     is told by ``describe`` as ``error``, so the pool can refuse the run with the model's own
     one-line message instead of Ray's report of a dead actor."""
 
-    def __init__(self, spec: str, options: ModelOptions, creator: str) -> None:
+    def __init__(self, spec: str, options: ModelOptions, creator: str, cwd: str = "") -> None:
         from toolbench.models.spec import make_bare_model
 
+        if cwd and os.path.isdir(cwd):  # a relative model path means what it meant to the run
+            os.chdir(cwd)
         self.creator = creator
         self.model: Model | None = None
         self.error: str | None = None
@@ -166,7 +169,7 @@ class ReplicaPool:
                 get_if_exists=True,
                 max_restarts=0,
                 **resources,
-            ).remote(spec, self.options, self._token)
+            ).remote(spec, self.options, self._token, os.getcwd())
             for name in self.names
         ]
         described = self._wait_ready(ray)
