@@ -111,6 +111,7 @@ class Slot:
     node: str
     ready: bool = False
     in_flight: int = 0
+    alone: bool = False  # solving a key lost twice, and nothing else
 
 
 @dataclass
@@ -126,6 +127,7 @@ class Tally:
     batches: int = 0
     samples: int = 0
     driver_cpu_s: float = 0.0
+    startup_s: float = 0.0
     pools: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -154,7 +156,11 @@ class RayExecutor:
             await dispatch.run(max(1, concurrency))
         finally:
             self.tally.driver_cpu_s += time.process_time() - cpu_start
-            stats.elapsed_s = time.perf_counter() - start
+            # Solving time, as a local run counts it: the actors' start (each node loading the
+            # tasks and running the golds) is ``startup_s``, not solving.
+            solving_from = dispatch.gate_opened or time.perf_counter()
+            self.tally.startup_s += solving_from - start
+            stats.elapsed_s = time.perf_counter() - solving_from
             await dispatch.shutdown()
 
     def final_info(self, info: dict[str, Any]) -> dict[str, Any]:
@@ -171,6 +177,7 @@ class RayExecutor:
             "redispatched": t.redispatched,
             "lost_as_infra_error": t.lost_as_infra,
             "batches": t.batches,
+            "startup_s": round(t.startup_s, 3),
             "driver_cpu_ms_per_sample": round(1000 * t.driver_cpu_s / t.samples, 3)
             if t.samples
             else None,
@@ -229,6 +236,7 @@ class _Dispatch:
             for p in work.prepared
         }
         self.again: deque[tuple[Key, str]] = deque()  # keys whose actor died, to hand out again
+        self.quarantine: deque[tuple[Key, str]] = deque()  # keys whose actors died twice
         self.losses: dict[Key, int] = {}
         self.slots: list[Slot] = []
         # Actors per node that died before they were ready (bounded: see refresh). Actors that
@@ -239,6 +247,7 @@ class _Dispatch:
         self.last_refresh = 0.0
         self.first_ready: float | None = None  # when the first actor was ready
         self.gate_open = False  # keys are handed out (see STARTUP_WAIT_S)
+        self.gate_opened: float | None = None  # perf_counter() when it opened
         self.starting: list[Slot] = []  # the actors started with the run
         self.actor_class = ray.remote(SampleActor)
 
@@ -266,7 +275,8 @@ class _Dispatch:
             self.stats.stopped = one_line_text(f"no Ray node left to run samples on ({why})")
 
     def finished(self) -> bool:
-        return self.stats.stopped is not None or (self.exhausted and not self.again)
+        waiting = self.again or self.quarantine
+        return self.stats.stopped is not None or (self.exhausted and not waiting)
 
     # -- actors ---------------------------------------------------------------------------
     def refresh(self) -> bool:
@@ -311,22 +321,35 @@ class _Dispatch:
             starting = [slot for slot in self.starting if slot in self.slots and not slot.ready]
             waited = time.monotonic() - self.first_ready
             self.gate_open = not starting or waited >= STARTUP_WAIT_S
+            if self.gate_open:
+                self.gate_opened = time.perf_counter()
         return self.gate_open
 
     def fill(self) -> None:
-        """Hand keys to every ready actor up to its share."""
+        """Hand keys to every ready actor up to its share. While keys lost twice wait, actors
+        drain and take them one at a time, each alone on its actor (see ``lose``)."""
         if not self.open_gate():
             return
         share, batch_size = self.shares()
         for slot in self.slots:
-            while slot.ready and slot.in_flight < share and self.stats.stopped is None:
+            if not slot.ready or slot.alone or self.stats.stopped is not None:
+                continue
+            if self.quarantine:
+                if slot.in_flight == 0:
+                    slot.alone = True
+                    self.send(slot, [self.quarantine.popleft()])
+                continue
+            while slot.in_flight < share:
                 batch = self.take(min(batch_size, share - slot.in_flight))
                 if not batch:
                     return
-                slot.in_flight += len(batch)
-                future = _future(slot.handle.solve.remote([key for key, _ in batch]))
-                self.pending[future] = (slot, batch)
-                self.tally.batches += 1
+                self.send(slot, batch)
+
+    def send(self, slot: Slot, batch: list[tuple[Key, str]]) -> None:
+        slot.in_flight += len(batch)
+        future = _future(slot.handle.solve.remote([key for key, _ in batch]))
+        self.pending[future] = (slot, batch)
+        self.tally.batches += 1
 
     def take(self, n: int) -> list[tuple[Key, str]]:
         """The next keys to hand out: a key handed out again (its actor died) goes alone, so
@@ -365,6 +388,7 @@ class _Dispatch:
                 self.first_ready = time.monotonic()
             return
         slot.in_flight -= len(batch)
+        slot.alone = False
         bars = dict(batch)
         for key, record, down in result:
             if record is None:
@@ -397,13 +421,15 @@ class _Dispatch:
                     self.lose(batch)
 
     def lose(self, batch: list[tuple[Key, str]]) -> None:
-        """Keys that were in flight on an actor that died: handed out again, or, the
-        ``MAX_LOSSES``-th time, written as their infra error."""
+        """Keys that were in flight on an actor that died. Lost once (a node lost: the
+        common case), a key is handed out again at once; lost twice, it waits to run alone on
+        an actor, so that a key that kills its actor takes no other key with it the third
+        time; lost ``MAX_LOSSES`` times, it is written as its infra error."""
         for key, bar in batch:
             losses = self.losses.get(key, 0) + 1
             self.losses[key] = losses
             if losses < MAX_LOSSES:
-                self.again.appendleft((key, bar))
+                (self.again if losses == 1 else self.quarantine).append((key, bar))
                 self.tally.redispatched += 1
                 continue
             self.tally.lost_as_infra += 1

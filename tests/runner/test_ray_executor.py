@@ -1,0 +1,146 @@
+"""The Ray executor on a real one-node Ray cluster (``tests/raycluster.py``): a sample that
+kills the process solving it, every time, ends as its own infra error after ``MAX_LOSSES``
+lost actors, and takes no other sample with it; a model service that is gone stops the run as
+locally. And the merge of the actors' model pool stats (hypothesis).
+
+The models here are objects given to ``toolbench.run``: they travel to the node's actor inside
+the run's recipe (pickled; the actor imports this module from the driver's working dir)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.raycluster import CLUSTER_ENV, LocalCluster
+from toolbench.api import run
+from toolbench.models.base import Generation, GenerationRequest
+from toolbench.models.builtin import OracleModel
+from toolbench.runner.ray_executor import MAX_LOSSES, merge_pool_stats
+from toolbench.types import ServiceDown
+
+POISON = "2"  # the home_search sample whose solving kills its process
+
+
+class PoisonModel(OracleModel):
+    """The oracle, except that the process (never the driver: the one that made this object)
+    solving sample ``POISON`` dies on the spot, as a segfault or the OOM killer would."""
+
+    name = "poison"
+
+    def __init__(self) -> None:
+        self.driver_pid = os.getpid()
+
+    async def generate(self, request: GenerationRequest) -> Generation:
+        sample = request.sample
+        if sample is not None and sample.id == POISON and os.getpid() != self.driver_pid:
+            os._exit(1)
+        return await super().generate(request)
+
+
+class GoneModel(OracleModel):
+    """A model whose service is gone (the retry layer's breaker tripped) for every sample."""
+
+    name = "gone"
+
+    async def generate(self, request: GenerationRequest) -> Generation:
+        raise ServiceDown("model service gone: connection refused (test)")
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[LocalCluster]:
+    """A head node only; this process connects to it (and disconnects before it stops)."""
+    ray = pytest.importorskip("ray")
+    saved = {name: os.environ.get(name) for name in CLUSTER_ENV}
+    os.environ.update(CLUSTER_ENV)
+    try:
+        with LocalCluster(workers=0) as started:
+            try:
+                yield started
+            finally:
+                ray.shutdown()
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def read(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    info = json.loads((folder / "run.json").read_text())
+    records = [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines()]
+    return info, records
+
+
+@pytest.mark.slow
+def test_a_sample_that_kills_its_worker_ends_as_its_infra_error_and_alone(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    out = tmp_path / "run"
+    run("home_search", PoisonModel(), out=out, runs_dir=tmp_path, limit=12, concurrency=4,
+        use_cache=False, executor="ray", ray_address=cluster.address)  # fmt: skip
+    info, records = read(out)
+    keys = [(r["task"], r["id"], r["epoch"]) for r in records]
+    assert len(keys) == len(set(keys)) == 12  # one record per sample, none twice
+    poisoned = [r for r in records if r["id"] == POISON]
+    assert len(poisoned) == 1 and poisoned[0]["status"] == "infra_error"
+    assert f"lost {MAX_LOSSES} times" in poisoned[0]["message"]
+    others = [r for r in records if r["id"] != POISON]
+    assert all(r["status"] == "scored" and r["success"] for r in others)  # no bystander lost
+    executor = info["executor"]
+    assert executor["actors_lost"] == MAX_LOSSES and executor["lost_as_infra_error"] == 1
+    assert info["status"] == "incomplete"  # the infra error is retried by a rerun
+
+
+@pytest.mark.slow
+def test_a_model_service_gone_stops_the_run_and_writes_nothing_for_it(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    out = tmp_path / "run"
+    result = run("home_search", GoneModel(), out=out, runs_dir=tmp_path, limit=20,
+                 concurrency=4, use_cache=False, executor="ray",
+                 ray_address=cluster.address)  # fmt: skip
+    info, records = read(out)
+    assert records == []  # undone, left for a rerun, not a pile of infra errors
+    assert "model service gone" in info["stopped"]
+    assert info["status"] == "incomplete"
+    assert result.folder == out
+
+
+NUMBERS = st.integers(min_value=0, max_value=10**6)
+MEMBER = st.fixed_dictionaries(
+    {"calls": NUMBERS, "errors": NUMBERS, "latency_s": st.floats(0, 1e4), "taken_out": NUMBERS}
+)
+POOL = st.dictionaries(st.sampled_from(["http://a/v1", "http://b/v1", "http://c/v1"]), MEMBER)
+
+
+@given(st.lists(st.fixed_dictionaries({"endpoints": POOL}), max_size=5))
+def test_merged_pool_stats_sum_every_process_and_recompute_the_mean(
+    parts: list[dict[str, Any]],
+) -> None:
+    merged = merge_pool_stats(parts).get("endpoints", {})
+    names = {name for part in parts for name in part["endpoints"]}
+    assert set(merged) == names
+    for name, sums in merged.items():
+        members = [part["endpoints"][name] for part in parts if name in part["endpoints"]]
+        for field in ("calls", "errors", "taken_out"):
+            assert sums[field] == sum(m[field] for m in members)
+        latency = sum(m["latency_s"] for m in members)
+        assert sums["latency_s"] == pytest.approx(latency, abs=1e-3)
+        if sums["calls"]:
+            assert sums["mean_latency_s"] == pytest.approx(
+                sums["latency_s"] / sums["calls"], abs=1e-4
+            )
+        else:
+            assert sums["mean_latency_s"] is None
+
+
+def test_pool_stats_that_are_not_member_tables_are_left_out() -> None:
+    assert merge_pool_stats([{"endpoints": "n/a"}, {"endpoints": {"u": 3}}]) == {"endpoints": {}}
