@@ -174,6 +174,7 @@ def render(
                 **explorer.explorer_data(runs, cache_dir),
             }
         ),
+        "epochs_shown": explorer.EPOCHS_SHOWN,
         "style": _resource("report.css"),
         "script": script,
         "script_hash": f"sha256-{digest}",
