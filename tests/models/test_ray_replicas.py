@@ -15,8 +15,9 @@ import shutil
 import sys
 import uuid
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -25,6 +26,7 @@ from hypothesis import strategies as st
 
 from tests.tinylm import build_tiny_lm
 from toolbench.errors import UserError
+from toolbench.models.balance import Balancer
 from toolbench.models.base import ModelOptions
 from toolbench.models.ray_replicas import (
     ReplicaPool,
@@ -159,6 +161,99 @@ def test_a_replica_that_cannot_load_its_model_says_why_instead_of_dying(
     )
     answer = asyncio.run(server.generate(GenerationRequest(prompt="p")))
     assert isinstance(answer, InfraError) and "could not load" in str(answer)
+
+
+@dataclass
+class _Raise:
+    """In a script: what awaiting the call raises (Ray's errors), not what the replica
+    returned."""
+
+    error: BaseException
+
+
+class _Calls:
+    """A replica handle's ``generate`` as the pool calls it (``.remote(request)``, awaited):
+    answers in turn from a script of returned values (a replica returns its model's
+    exceptions as values) and ``_Raise``."""
+
+    def __init__(self, script: list[Any]) -> None:
+        self.script = script
+        self.sent: list[GenerationRequest] = []
+
+    def remote(self, request: GenerationRequest) -> Any:
+        self.sent.append(request)
+        outcome = self.script.pop(0)
+
+        async def answer() -> Any:
+            if isinstance(outcome, _Raise):
+                raise outcome.error
+            return outcome
+
+        return answer()
+
+
+def _scripted_pool(*scripts: list[Any], clock: list[float]) -> ReplicaPool:
+    """A pool over scripted handles (no Ray): what it does when a replica is lost, out of
+    reach for a while, or answers with an exception."""
+    pool = object.__new__(ReplicaPool)
+    pool.name, pool.handles = "hf:m", [SimpleNamespace(generate=_Calls(s)) for s in scripts]
+    names = [f"replica {i}" for i in range(len(scripts))]
+    pool.balancer = Balancer(names, clock=lambda: clock[0])
+    return pool
+
+
+def test_lost_and_unreachable_replicas_are_taken_out_dead_for_good() -> None:
+    ray = pytest.importorskip("ray")
+    done = Generation(text="ok", completion_tokens=1)
+    unreachable = _Raise(ray.exceptions.ActorUnavailableError("node busy", None))
+    dead = _Raise(ray.exceptions.ActorDiedError())
+    clock = [0.0]
+    pool = _scripted_pool(
+        [dead],  # replica 0: dead at its first call
+        [unreachable, done],  # replica 1: out of reach once, then answers
+        [done, done, done],
+        clock=clock,
+    )
+    request = GenerationRequest(prompt="p", sample=Sample(id="1", task="t", query="q", labels=()))
+    # Replica 0 (dead) then 1 (unreachable) fail; replica 2 answers the same request.
+    assert asyncio.run(pool.generate(request)) is done
+    assert pool.handles[2].generate.sent[0].sample is None  # shipped without the sample
+    assert asyncio.run(pool.generate(request)) is done  # replica 2 again: 1 is out for now
+    clock[0] = 11.0  # replica 1's time out is over: it is picked again, replica 0 never
+    assert asyncio.run(pool.generate(request)) is done
+    assert asyncio.run(pool.generate(request)) is done
+    stats = pool.pool_stats()["endpoints"]
+    assert [stats[f"replica {i}"]["calls"] for i in range(3)] == [1, 2, 3]
+    assert [stats[f"replica {i}"]["errors"] for i in range(3)] == [1, 1, 0]
+    assert [stats[f"replica {i}"]["taken_out"] for i in range(3)] == [1, 1, 0]
+    pool.handles[1].generate.script[:] = [dead]
+    pool.handles[2].generate.script[:] = [dead]
+    with pytest.raises(ServiceDown, match="hf:m: all 3 Ray replicas of the model are lost"):
+        asyncio.run(pool.generate(request))
+    assert all(m.in_flight == 0 for m in pool.balancer.members)
+
+
+def test_a_call_ray_cannot_carry_is_an_infra_error_and_leaves_nothing_in_flight() -> None:
+    pytest.importorskip("ray")
+    pool = _scripted_pool([_Raise(RuntimeError("object store\nfull"))], clock=[0.0])
+    with pytest.raises(InfraError) as caught:
+        asyncio.run(pool.generate(GenerationRequest(prompt="p")))
+    assert str(caught.value) == ("hf:m: replica 0 did not answer (RuntimeError: object store full)")
+    member = pool.balancer.members[0]
+    assert (member.in_flight, member.calls, member.errors) == (0, 1, 1)
+
+
+def test_a_replicas_answer_that_is_an_exception_is_raised_as_it() -> None:
+    pytest.importorskip("ray")
+    overflow = ContextOverflow("too long", prompt_tokens=9, max_tokens=5, context_length=10)
+    failed = InfraError("hf:m: generation failed: boom")
+    pool = _scripted_pool([overflow, failed], clock=[0.0])
+    with pytest.raises(ContextOverflow):  # the model's failure: an answer, not an error
+        asyncio.run(pool.generate(GenerationRequest(prompt="p")))
+    with pytest.raises(InfraError, match="generation failed: boom"):
+        asyncio.run(pool.generate(GenerationRequest(prompt="p")))
+    stats = pool.pool_stats()["endpoints"]["replica 0"]
+    assert (stats["calls"], stats["errors"], stats["taken_out"]) == (2, 1, 0)
 
 
 # ---- with a local Ray and a tiny model ----

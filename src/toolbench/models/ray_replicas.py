@@ -23,6 +23,7 @@ not yet done are left for a rerun, which starts new replicas).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import hashlib
 import math
@@ -41,6 +42,9 @@ from toolbench.types import Generation, GenerationRequest, InfraError, ServiceDo
 #: takes minutes; a replica that cannot be placed at all is refused before waiting).
 READY_TIMEOUT_S = 1800.0
 FLAG = "--model-replicas"
+#: How long a replica Ray cannot reach for now (``ActorUnavailableError``: a network blip,
+#: a busy node) stays out before it is tried again; a dead one stays out for good.
+UNAVAILABLE_OUT_S = 10.0
 
 
 def replica_names(group: str, spec: str, count: int) -> list[str]:
@@ -172,8 +176,8 @@ class ReplicaPool:
             ).remote(spec, self.options, self._token, os.getcwd())
             for name in self.names
         ]
+        self.created: list[bool] = []
         described = self._wait_ready(ray)
-        self.created = [d["creator"] == self._token for d in described]
         self.name: str = described[0]["name"]
         self.cacheable: bool = described[0]["cacheable"]
         self.nodes = len({d["node"] for d in described})
@@ -195,13 +199,13 @@ class ReplicaPool:
                 f"{FLAG} {len(self.handles)}: the replicas of {self.spec} did not start "
                 f"({type(exc).__name__}: {reason})"
             ) from None
+        self.created = [d["creator"] == self._token for d in described]
         failed = next((d["error"] for d in described if d["error"]), None)
+        if failed is None and len({d["name"] for d in described}) != 1:
+            failed = f"{FLAG}: the replicas named {self.names[0]}... serve different models"
         if failed is not None:
-            self.created = [d["creator"] == self._token for d in described]
             self._kill_created(ray)
             raise UserError(failed)
-        if len({d["name"] for d in described}) != 1:  # another run's replicas under our name
-            raise UserError(f"{FLAG}: the replicas named {self.names[0]}... serve other models")
         return described
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -222,12 +226,27 @@ class ReplicaPool:
             started = time.perf_counter()
             try:
                 result = await self.handles[member.index].generate.remote(sent)
-            except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError):
+            except ray.exceptions.ActorUnavailableError:  # unreachable for now; may come back
+                self.balancer.finished(member, ok=False)
+                self.balancer.take_out(member, UNAVAILABLE_OUT_S)
+                continue
+            except ray.exceptions.RayActorError:  # dead (replicas are never restarted)
                 self.balancer.finished(member, ok=False)
                 self.balancer.take_out(member, math.inf)
                 continue
+            except asyncio.CancelledError:  # the run stopping: neither answer nor error
+                self.balancer.abandoned(member)
+                raise
+            except Exception as exc:  # Ray could not carry the call (the model did not fail)
+                self.balancer.finished(member, ok=False)
+                reason = " ".join(str(exc).split())[:300]
+                raise InfraError(
+                    f"{self.name}: {member.name} did not answer ({type(exc).__name__}: {reason})"
+                ) from None
             ok = not isinstance(result, InfraError)
             self.balancer.finished(member, ok=ok, latency_s=time.perf_counter() - started)
+            if ok and member.out_until is not None:  # back from being out of reach
+                self.balancer.put_back(member)
             if isinstance(result, BaseException):
                 raise result
             return result
