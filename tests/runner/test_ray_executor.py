@@ -75,7 +75,9 @@ def cluster() -> Iterator[LocalCluster]:
 
 def read(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     info = json.loads((folder / "run.json").read_text())
-    records = [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines()]
+    log = folder / "samples.jsonl"  # made with the first record
+    lines = log.read_text().splitlines() if log.exists() else []
+    records = [json.loads(line) for line in lines]
     return info, records
 
 

@@ -127,6 +127,7 @@ class Tally:
     batches: int = 0
     samples: int = 0
     driver_cpu_s: float = 0.0
+    writing_cpu_s: float = 0.0  # of which appending records to the log (as a local run does)
     startup_s: float = 0.0
     pools: list[dict[str, Any]] = field(default_factory=list)
 
@@ -150,14 +151,15 @@ class RayExecutor:
         concurrency: int,
     ) -> None:
         ray = connect(self.address)
-        start, cpu_start = time.perf_counter(), time.process_time()
+        start = time.perf_counter()
         dispatch = _Dispatch(ray, self.recipe, todo, work, on_record, stats, self.tally)
         try:
             await dispatch.run(max(1, concurrency))
         finally:
-            self.tally.driver_cpu_s += time.process_time() - cpu_start
-            # Solving time, as a local run counts it: the actors' start (each node loading the
-            # tasks and running the golds) is ``startup_s``, not solving.
+            # Solving time and the driver's CPU, as a local run counts them: the actors' start
+            # (each node loading the tasks and running the golds) is ``startup_s``.
+            if dispatch.gate_cpu is not None:
+                self.tally.driver_cpu_s += time.process_time() - dispatch.gate_cpu
             solving_from = dispatch.gate_opened or time.perf_counter()
             self.tally.startup_s += solving_from - start
             stats.elapsed_s = time.perf_counter() - solving_from
@@ -178,14 +180,19 @@ class RayExecutor:
             "lost_as_infra_error": t.lost_as_infra,
             "batches": t.batches,
             "startup_s": round(t.startup_s, 3),
-            "driver_cpu_ms_per_sample": round(1000 * t.driver_cpu_s / t.samples, 3)
-            if t.samples
-            else None,
+            "driver_cpu_ms_per_sample": _per_sample(t.driver_cpu_s, t.samples),
+            "writing_cpu_ms_per_sample": _per_sample(t.writing_cpu_s, t.samples),
         }
         if t.actor_start_errors:
             executor["actor_start_errors"] = t.actor_start_errors[:5]
-        pools = merge_pool_stats([{k: info[k] for k in ("endpoints",) if k in info}, *t.pools])
+        fields = {"endpoints", *(name for part in t.pools for name in part)}
+        driver = {name: info[name] for name in fields if name in info}  # the driver's own pool
+        pools = merge_pool_stats([driver, *t.pools])
         return {"executor": executor, **pools}
+
+
+def _per_sample(seconds: float, samples: int) -> float | None:
+    return round(1000 * seconds / samples, 3) if samples else None
 
 
 def merge_pool_stats(parts: list[dict[str, Any]]) -> dict[str, Any]:
@@ -248,6 +255,7 @@ class _Dispatch:
         self.first_ready: float | None = None  # when the first actor was ready
         self.gate_open = False  # keys are handed out (see STARTUP_WAIT_S)
         self.gate_opened: float | None = None  # perf_counter() when it opened
+        self.gate_cpu: float | None = None  # process_time() when it opened
         self.starting: list[Slot] = []  # the actors started with the run
         self.actor_class = ray.remote(SampleActor)
 
@@ -322,7 +330,7 @@ class _Dispatch:
             waited = time.monotonic() - self.first_ready
             self.gate_open = not starting or waited >= STARTUP_WAIT_S
             if self.gate_open:
-                self.gate_opened = time.perf_counter()
+                self.gate_opened, self.gate_cpu = time.perf_counter(), time.process_time()
         return self.gate_open
 
     def fill(self) -> None:
@@ -396,7 +404,9 @@ class _Dispatch:
                     self.stats.stopped = down
                 continue
             self.tally.samples += 1
+            writing = time.thread_time()
             self.on_record(record, bars[key])
+            self.tally.writing_cpu_s += time.thread_time() - writing
 
     def failed_start(self, slot: Slot, exc: BaseException | None) -> None:
         self.failed_starts[slot.node] = self.failed_starts.get(slot.node, 0) + 1
