@@ -15,6 +15,16 @@ Targets (issue 29): each under 1 GB at 1,000,000 records; at 100,000 records no 
 the memory of 10,000, command by command. Before streaming (issue 29's numbers), 80,000
 records took 0.76 GB to run, 1.15 GB to resume and 0.64 GB to report.
 
+Measured 2026-11-28 on this 2-core machine (shared with other jobs; peak RSS, wall time):
+
+    records     run              resume (killed at ~50%)   report          report --html
+    10,000      74.1 MB   9.8 s  73.7 MB    2.8 s          61.0 MB   2.2 s  112.5 MB   6.6 s
+    100,000     73.8 MB  79.4 s  73.8 MB   89.3 s          61.0 MB  11.7 s  112.5 MB  17.1 s
+    1,000,000   78.8 MB   606 s  77.8 MB    232 s          60.8 MB    92 s  112.3 MB   153 s
+
+100k / 10k ratios: run 0.996, resume 1.001, report 1.000, html 1.000 (target <= 1.2).
+The 1M run's log is 1.14 GB; its run.json: complete, 1,000,000 done, log verified.
+
 Run: ``python benchmarks/memory_scale.py [--epochs 100 1000 10000] [--keep DIR]``
 (10k and 100k take about two minutes on 2 shared cores; 1M about 20 minutes more: its run
 and its resume write 1,000,000 records each, ~1.1 GB of log apiece). Exits 1 on a miss.
