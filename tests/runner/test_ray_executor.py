@@ -8,8 +8,11 @@ the run's recipe (pickled; the actor imports this module from the driver's worki
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -51,6 +54,16 @@ class GoneModel(OracleModel):
 
     async def generate(self, request: GenerationRequest) -> Generation:
         raise ServiceDown("model service gone: connection refused (test)")
+
+
+class SlowOracle(OracleModel):
+    """The oracle, answering after 0.1 s (a run that lasts long enough for a node to join)."""
+
+    name = "slow-oracle"
+
+    async def generate(self, request: GenerationRequest) -> Generation:
+        await asyncio.sleep(0.1)
+        return await super().generate(request)
 
 
 @pytest.fixture(scope="module")
@@ -114,6 +127,34 @@ def test_a_model_service_gone_stops_the_run_and_writes_nothing_for_it(
     assert "model service gone" in info["stopped"]
     assert info["status"] == "incomplete"
     assert result.folder == out
+
+
+@pytest.mark.slow
+def test_a_node_that_joins_mid_run_gets_an_actor_and_keys(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    """Last of the cluster tests: it leaves the module's cluster with two nodes."""
+    out = tmp_path / "run"
+    finished: list[Any] = []
+
+    def go() -> None:
+        finished.append(run("home_search", SlowOracle(), out=out, runs_dir=tmp_path,
+                            limit=100, epochs=10, concurrency=2, use_cache=False,
+                            executor="ray", ray_address=cluster.address))  # fmt: skip
+
+    runner = threading.Thread(target=go)
+    runner.start()
+    deadline = time.monotonic() + 120
+    while not (out / "samples.jsonl").exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    cluster.add_worker()  # ~15 s to join; the run has ~50 s of work, 2 at a time
+    runner.join(600)
+    assert finished, "the run did not end"
+    info, records = read(out)
+    keys = {(r["task"], r["id"], r["epoch"]) for r in records}
+    assert len(keys) == len(records) == 1000
+    assert all(r["status"] == "scored" for r in records)
+    assert info["executor"]["nodes"] == 2 and info["executor"]["actors"] == 2
 
 
 NUMBERS = st.integers(min_value=0, max_value=10**6)
