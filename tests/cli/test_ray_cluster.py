@@ -5,8 +5,9 @@ command; and toolbench without Ray.
 The worker node is killed (SIGKILL to its whole process tree) while the run is midway: the
 samples that were in flight there are run again on the head's actor; the log ends with exactly
 one record per sample x epoch, the same records and metrics as the local run. Then the driver
-itself is killed midway through a second run (kill -9) and the same command, rerun, resumes it
-like a local rerun: only what was missing is solved.
+is interrupted (Ctrl-C) midway through a second run, then killed (kill -9) midway through its
+rerun, and the same command, rerun, resumes it like a local rerun: only what was missing is
+solved.
 """
 
 from __future__ import annotations
@@ -89,13 +90,28 @@ def test_a_worker_node_killed_midway_changes_nothing_and_a_killed_driver_resumes
         assert executor["lost_as_infra_error"] == 0
         assert_same_run(local, tmp_path / "ray")
 
-        # The driver killed (kill -9) midway; the same command, rerun, resumes the run.
+        # Ctrl-C midway: the run stops, says how to resume, and nothing is written twice.
         resumed = tmp_path / "resumed"
         on_ray = command(resumed, "--executor", "ray", "--ray-address", cluster.address)
+        run = subprocess.Popen(on_ray, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env=env)  # fmt: skip
+        try:
+            wait_for_records(resumed / "samples.jsonl", 30, timeout_s=300)
+            run.send_signal(signal.SIGINT)
+            _, err = run.communicate(timeout=120)
+        finally:
+            run.kill()
+        assert run.returncode == 130, err[-3000:]
+        assert "run the same command again to resume" in err
+        info, partial = read_run(resumed)
+        assert info["status"] == "interrupted" and len(partial) < PLANNED
+        assert len(by_key(partial)) == len(partial)
+
+        # The driver killed (kill -9) midway; the same command, rerun, resumes the run.
         run = subprocess.Popen(on_ray, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                env=env)  # fmt: skip
         try:
-            wait_for_records(resumed / "samples.jsonl", 90, timeout_s=300)
+            wait_for_records(resumed / "samples.jsonl", len(partial) + 60, timeout_s=300)
             os.kill(run.pid, signal.SIGKILL)
             run.wait(30)
         finally:
