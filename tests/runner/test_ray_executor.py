@@ -23,8 +23,10 @@ from hypothesis import strategies as st
 
 from tests.raycluster import CLUSTER_ENV, LocalCluster
 from toolbench.api import run
+from toolbench.errors import UserError
 from toolbench.models.base import Generation, GenerationRequest
 from toolbench.models.builtin import OracleModel
+from toolbench.models.ray_setup import check_reachable, host_port
 from toolbench.runner.ray_executor import MAX_LOSSES, merge_pool_stats
 from toolbench.types import ServiceDown
 
@@ -187,3 +189,31 @@ def test_merged_pool_stats_sum_every_process_and_recompute_the_mean(
 
 def test_pool_stats_that_are_not_member_tables_are_left_out() -> None:
     assert merge_pool_stats([{"endpoints": "n/a"}, {"endpoints": {"u": 3}}]) == {"endpoints": {}}
+
+
+@given(st.text(max_size=200))
+def test_any_address_text_parses_without_raising(text: str) -> None:
+    parsed = host_port(text)
+    if parsed is not None:
+        host, port = parsed
+        assert host and port >= 0
+
+
+@given(
+    st.sampled_from(["ray://", ""]),
+    st.from_regex(r"[a-z0-9.-]{1,30}", fullmatch=True),
+    st.integers(0, 65535),
+)
+def test_host_port_addresses_parse_back(prefix: str, host: str, port: int) -> None:
+    assert host_port(f"{prefix}{host}:{port}") == (host, port)
+    assert host_port("auto") is None
+
+
+def test_an_address_nobody_listens_on_is_refused_naming_it() -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(UserError, match=f"--ray-address 127.0.0.1:{port}: cannot reach"):
+        check_reachable(f"127.0.0.1:{port}", timeout_s=2)
