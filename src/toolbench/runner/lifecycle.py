@@ -34,6 +34,7 @@ from rich.progress import Task as ProgressTask
 from rich.text import Text
 
 from toolbench.errors import UserError
+from toolbench.models.balance import merge_stats
 from toolbench.runner.chain import LogCheck
 from toolbench.runner.engine import (
     Executor,
@@ -252,6 +253,7 @@ def _run_claimed(
         info.update(plan.extra_final)
         for more in plan.final_info:
             info.update(more(info))
+        info.update(summed_pools(previous, info))
         record_log_check(info, store, console, check)
         store.write_info(info)
     if stats.stopped is not None:
@@ -396,6 +398,15 @@ def record_log_check(
         console.print(
             f"warning: {info['log_problem']}", style="bold red", markup=False, soft_wrap=True
         )
+
+
+def summed_pools(previous: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
+    """Per-endpoint (or replica) stats of a resumed run: this session's added to the earlier
+    sessions' (run.json ``endpoints``), like its tokens and model calls."""
+    before, now = previous.get("endpoints"), info.get("endpoints")
+    if not isinstance(before, dict) or not isinstance(now, dict):
+        return {}
+    return {"endpoints": merge_stats([before, now])}
 
 
 def _tokens(value: Any) -> dict[str, int]:

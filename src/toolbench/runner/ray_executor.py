@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from toolbench.core.solve import SampleState, one_line_text
+from toolbench.models.balance import merge_stats
 from toolbench.models.ray_setup import connect
 from toolbench.models.spec import pool_stats
 from toolbench.runner.engine import SampleWork, SessionStats, make_record
@@ -196,28 +197,11 @@ def _per_sample(seconds: float, samples: int) -> float | None:
 
 
 def merge_pool_stats(parts: list[dict[str, Any]]) -> dict[str, Any]:
-    """Pool stats of several processes as one: per field (``endpoints``, ...) and member, the
-    counts and latency summed and the mean recomputed from the sums."""
-    merged: dict[str, dict[str, dict[str, Any]]] = {}
-    for part in parts:
-        for fieldname, members in part.items():
-            if not isinstance(members, dict):
-                continue
-            into = merged.setdefault(fieldname, {})
-            for name, values in members.items():
-                if not isinstance(values, dict):
-                    continue
-                sums = into.setdefault(name, {})
-                for key, value in values.items():
-                    if key != "mean_latency_s" and isinstance(value, int | float):
-                        sums[key] = sums.get(key, 0) + value
-    for members in merged.values():
-        for sums in members.values():
-            calls = sums.get("calls", 0)
-            if "latency_s" in sums:
-                sums["latency_s"] = round(sums["latency_s"], 4)
-                sums["mean_latency_s"] = round(sums["latency_s"] / calls, 4) if calls else None
-    return merged
+    """Pool stats of several processes as one: per field (``endpoints``, ...) the members'
+    counts and latency summed, the mean latency of answered calls recomputed
+    (``models.balance.merge_stats``, as for the sessions of a resumed run)."""
+    fields = dict.fromkeys(name for part in parts for name in part)
+    return {name: merge_stats([part.get(name) or {} for part in parts]) for name in fields}
 
 
 class _Dispatch:

@@ -162,7 +162,9 @@ def open_work(recipe: WorkRecipe) -> Iterator[OpenWork]:
             stack.callback(memo.close)
             sandbox = memo
         model = recipe.model or make_model(config.model, recipe.options)
-        roles = {role: make_model(spec, recipe.options) for role, spec in config.roles.items()}
+        # --model-replicas serves the evaluated model; the roles' models run as given.
+        single = dataclasses.replace(recipe.options, replicas=1)
+        roles = {role: make_model(spec, single) for role, spec in config.roles.items()}
         prepared = prepare_tasks(config, sandbox, recipe.cache_dir, recipe.tasks, roles)
         if isinstance(model, ReplayModel):
             _check_replay(model, prepared, recipe.allow_missing)
@@ -190,6 +192,7 @@ def execute(
     if options.replicas > 1 and options.replica_group is None:  # one name for the run's replicas
         options = dataclasses.replace(options, replica_group=uuid.uuid4().hex[:12])
     recipe = WorkRecipe(config, options, cache_dir, sandbox_workers, tasks, model, allow_missing)
+    executor = make_executor(config, recipe)  # Ray missing or unreachable: refused before loading
     with open_work(recipe) as opened:
         plan = task_plan(config, opened.work, opened.roles)
         if opened.model_notes is not None:
@@ -202,7 +205,7 @@ def execute(
                 }
             )
         plan.extra_final["isolation"] = opened.isolation  # what kept model code in
-        plan.executor = make_executor(config, recipe)
+        plan.executor = executor
         more = getattr(plan.executor, "final_info", None)
         if callable(more):  # e.g. what each node did, its models' pools merged
             plan.final_info.append(more)
