@@ -155,6 +155,11 @@ def make_record(state: SampleState, outcome: Outcome) -> dict[str, Any]:
     }
 
 
+# The keys an executor is handed (log key, progress bar), and what it hands each record to.
+Todo = Iterator[tuple[Key, str]]
+OnRecord = Callable[[dict[str, Any], str], None]
+
+
 class Executor(Protocol):
     """Where a run's samples are solved. Executors decide where, never how records are made
     or kept: every record comes back to ``on_record`` in this process, which appends it to the
@@ -162,9 +167,9 @@ class Executor(Protocol):
 
     async def run(
         self,
-        todo: Iterator[tuple[Key, str]],
+        todo: Todo,
         work: SampleWork,
-        on_record: Callable[[dict[str, Any], str], None],
+        on_record: OnRecord,
         stats: SessionStats,
         concurrency: int,
     ) -> None: ...
@@ -172,7 +177,7 @@ class Executor(Protocol):
 
 def record_writer(
     store: RunStore, stats: SessionStats, on_progress: Callable[[str], None] | None = None
-) -> Callable[[dict[str, Any], str], None]:
+) -> OnRecord:
     """What an executor calls with each finished record and its progress bar: append it to
     the log, count it, advance the bar."""
 
@@ -190,9 +195,9 @@ class LocalExecutor:
 
     async def run(
         self,
-        todo: Iterator[tuple[Key, str]],
+        todo: Todo,
         work: SampleWork,
-        on_record: Callable[[dict[str, Any], str], None],
+        on_record: OnRecord,
         stats: SessionStats,
         concurrency: int,
     ) -> None:
@@ -200,9 +205,9 @@ class LocalExecutor:
 
 
 async def run_keys(
-    todo: Iterator[tuple[Key, str]],
+    todo: Todo,
     solve: Callable[[Key], Awaitable[dict[str, Any]]],
-    on_record: Callable[[dict[str, Any], str], None],
+    on_record: OnRecord,
     stats: SessionStats,
     concurrency: int,
 ) -> None:

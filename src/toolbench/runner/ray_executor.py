@@ -27,7 +27,6 @@ import math
 import os
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +36,7 @@ from toolbench.core.solve import SampleState, one_line_text
 from toolbench.models.balance import merge_stats
 from toolbench.models.ray_setup import connect
 from toolbench.models.spec import pool_stats
-from toolbench.runner.engine import SampleWork, SessionStats, make_record
+from toolbench.runner.engine import OnRecord, SampleWork, SessionStats, Todo, make_record
 from toolbench.runner.run import WorkRecipe, open_work
 from toolbench.runner.store import Key
 from toolbench.types import Outcome, Sample, ServiceDown, Status
@@ -145,9 +144,9 @@ class RayExecutor:
 
     async def run(
         self,
-        todo: Iterator[tuple[Key, str]],
+        todo: Todo,
         work: SampleWork,
-        on_record: Callable[[dict[str, Any], str], None],
+        on_record: OnRecord,
         stats: SessionStats,
         concurrency: int,
     ) -> None:
@@ -211,9 +210,9 @@ class _Dispatch:
         self,
         ray: Any,
         recipe: WorkRecipe,
-        todo: Iterator[tuple[Key, str]],
+        todo: Todo,
         work: SampleWork,
-        on_record: Callable[[dict[str, Any], str], None],
+        on_record: OnRecord,
         stats: SessionStats,
         tally: Tally,
     ) -> None:
