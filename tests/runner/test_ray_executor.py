@@ -4,14 +4,18 @@ lost actors, and takes no other sample with it; a model service that is gone sto
 locally. And the merge of the actors' model pool stats (hypothesis).
 
 The models here are objects given to ``toolbench.run``: they travel to the node's actor inside
-the run's recipe (pickled; the actor imports this module from the driver's working dir)."""
+the run's recipe (pickled; the actor imports this module from the driver's working dir). The
+driver of each run is a fresh interpreter (``drive``): Ray connects once per process, and a
+process that connected to another Ray before (an earlier test module's) loses its actors to
+that session's leftovers, which is not what these tests are about."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
-import threading
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,8 +25,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.raycluster import CLUSTER_ENV, LocalCluster
-from toolbench.api import run
+from tests.raycluster import LocalCluster
 from toolbench.errors import UserError
 from toolbench.models.base import Generation, GenerationRequest
 from toolbench.models.builtin import OracleModel
@@ -70,22 +73,39 @@ class SlowOracle(OracleModel):
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[LocalCluster]:
-    """A head node only; this process connects to it (and disconnects before it stops)."""
-    ray = pytest.importorskip("ray")
-    saved = {name: os.environ.get(name) for name in CLUSTER_ENV}
-    os.environ.update(CLUSTER_ENV)
+    """A head node only; each test's run connects to it from a process of its own."""
+    pytest.importorskip("ray")
+    with LocalCluster(workers=0) as started:
+        yield started
+
+
+def drive(model: str, cluster: LocalCluster, out: Path, **options: Any) -> subprocess.Popen[str]:
+    """``toolbench.run("home_search", <model>(), ...)`` on the cluster, in a fresh interpreter
+    (``model`` names a class of this module); the caller waits for it."""
+    kwargs = {"out": str(out), "runs_dir": str(out.parent), "use_cache": False,
+              "executor": "ray", "ray_address": cluster.address, **options}  # fmt: skip
+    script = (
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from toolbench.api import run\n"
+        f"from tests.runner.test_ray_executor import {model}\n"
+        "kwargs = json.loads(sys.argv[1])\n"
+        "kwargs['out'], kwargs['runs_dir'] = Path(kwargs['out']), Path(kwargs['runs_dir'])\n"
+        f"run('home_search', {model}(), **kwargs)\n"
+    )
+    command = [sys.executable, "-c", script, json.dumps(kwargs)]
+    return subprocess.Popen(command, env=cluster.env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)  # fmt: skip
+
+
+def finish(process: subprocess.Popen[str], timeout_s: float = 600) -> None:
     try:
-        with LocalCluster(workers=0) as started:
-            try:
-                yield started
-            finally:
-                ray.shutdown()
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        output, _ = process.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        output, _ = process.communicate()
+        raise AssertionError(f"the run did not end: {output[-3000:]}") from None
+    assert process.returncode == 0, output[-3000:]
 
 
 def read(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -101,8 +121,7 @@ def test_a_sample_that_kills_its_worker_ends_as_its_infra_error_and_alone(
     cluster: LocalCluster, tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
-    run("home_search", PoisonModel(), out=out, runs_dir=tmp_path, limit=12, concurrency=4,
-        use_cache=False, executor="ray", ray_address=cluster.address)  # fmt: skip
+    finish(drive("PoisonModel", cluster, out, limit=12, concurrency=4))
     info, records = read(out)
     keys = [(r["task"], r["id"], r["epoch"]) for r in records]
     assert len(keys) == len(set(keys)) == 12  # one record per sample, none twice
@@ -121,14 +140,11 @@ def test_a_model_service_gone_stops_the_run_and_writes_nothing_for_it(
     cluster: LocalCluster, tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
-    result = run("home_search", GoneModel(), out=out, runs_dir=tmp_path, limit=20,
-                 concurrency=4, use_cache=False, executor="ray",
-                 ray_address=cluster.address)  # fmt: skip
+    finish(drive("GoneModel", cluster, out, limit=20, concurrency=4))
     info, records = read(out)
     assert records == []  # undone, left for a rerun, not a pile of infra errors
     assert "model service gone" in info["stopped"]
     assert info["status"] == "incomplete"
-    assert result.folder == out
 
 
 @pytest.mark.slow
@@ -137,21 +153,12 @@ def test_a_node_that_joins_mid_run_gets_an_actor_and_keys(
 ) -> None:
     """Last of the cluster tests: it leaves the module's cluster with two nodes."""
     out = tmp_path / "run"
-    finished: list[Any] = []
-
-    def go() -> None:
-        finished.append(run("home_search", SlowOracle(), out=out, runs_dir=tmp_path,
-                            limit=100, epochs=10, concurrency=2, use_cache=False,
-                            executor="ray", ray_address=cluster.address))  # fmt: skip
-
-    runner = threading.Thread(target=go)
-    runner.start()
+    process = drive("SlowOracle", cluster, out, limit=100, epochs=10, concurrency=2)
     deadline = time.monotonic() + 120
     while not (out / "samples.jsonl").exists() and time.monotonic() < deadline:
         time.sleep(0.2)
     cluster.add_worker()  # ~15 s to join; the run has ~50 s of work, 2 at a time
-    runner.join(600)
-    assert finished, "the run did not end"
+    finish(process)
     info, records = read(out)
     keys = {(r["task"], r["id"], r["epoch"]) for r in records}
     assert len(keys) == len(records) == 1000

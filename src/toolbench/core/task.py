@@ -17,6 +17,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Protocol
 
+from toolbench.core.agent import AgentWorld
 from toolbench.core.metrics import mean_metrics
 from toolbench.core.solve import Generate, SampleState
 from toolbench.errors import UserError
@@ -199,6 +200,16 @@ class Task(Protocol):
         None when the task cannot say."""
         ...
 
+    #: Whether ``agent_world`` gives worlds (the task can be solved by an agent over MCP).
+    @property
+    def has_agent_world(self) -> bool: ...
+
+    def agent_world(self, data: TaskData, sample: Sample, resources: Resources) -> AgentWorld:
+        """A fresh world of ``sample`` whose API is tools, judged by this task's scorer
+        (``core.agent``); a ``UserError`` for a task without one. Builds only: golds are
+        read from ``data.gold`` when the world is judged, not here."""
+        ...
+
     def baseline_reply(self, request: GenerationRequest) -> str | None:
         """The built-in ``baseline`` model's reply for tasks whose prompts are not docs plus
         demonstrations (tabletop's programs), or None to use the generic policy."""
@@ -273,6 +284,12 @@ class TaskBase:
 
     def needed_apis(self, sample: Sample) -> list[list[str]] | None:
         return None
+
+    has_agent_world: bool = False
+
+    def agent_world(self, data: TaskData, sample: Sample, resources: Resources) -> AgentWorld:
+        name = getattr(self, "name", type(self).__name__)
+        raise UserError(f"task {name} cannot be solved by an agent (it has no tools to serve)")
 
     def baseline_reply(self, request: GenerationRequest) -> str | None:
         return None

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from toolbench.core.agent import Agent, solve_with_agent
 from toolbench.core.bounded import bounded_text
 from toolbench.core.solve import (
     MAX_PREDICTION_CHARS,
@@ -121,9 +122,14 @@ async def solve_sample(
 ) -> dict[str, Any]:
     """One sample through its task's solve loop, into its log record."""
     state = SampleState(sample=sample, epoch=epoch)
-    outcome = await guarded_solve(
-        lambda: task.solve(state, Recorder(model, state), resources), state
-    )
+    if isinstance(model, Agent):  # the agent calls the task's tools itself (core.agent)
+        outcome = await guarded_solve(
+            lambda: solve_with_agent(task, state, resources, model), state
+        )
+    else:
+        outcome = await guarded_solve(
+            lambda: task.solve(state, Recorder(model, state), resources), state
+        )
     return make_record(state, outcome)
 
 
