@@ -22,6 +22,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from toolbench.core.agent import AgentWorld
 from toolbench.core.metrics import mean_metrics
 from toolbench.core.solve import Generate, SampleState
 from toolbench.core.task import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
@@ -96,6 +97,16 @@ class WebShopTask(OfflineFolderTask):
         """Nothing to execute: each goal is stored whole, and the expert's exact purchase of
         every goal (scored as WebShop scores it) is checked by the tests."""
         return None
+
+    has_agent_world = True
+
+    def agent_world(self, data: TaskData, sample: Sample, resources: Resources) -> AgentWorld:
+        """The sample's episode as ``search`` / ``click`` tools (``agent.py``); no gold is
+        read: the oracle's path is the expert's, played on demand."""
+        from toolbench.tasks.web_shop.agent import WebShopWorld  # it imports this module
+
+        runtime: Runtime = data.runtime
+        return WebShopWorld(runtime.store, int(sample.id), runtime.layout)
 
     def baseline_reply(self, request: GenerationRequest) -> str | None:
         """The shopper's action on the page the request shows: an episode of pages, not a
