@@ -1,0 +1,203 @@
+"""One sample's world served as MCP tools, with the official SDK (``mcp``), over stdio or
+streamable HTTP.
+
+The server is a thin door onto ``AgentWorld``: ``tools/list`` is ``world.tools`` and
+``tools/call`` is ``world.call``, whose reply (an API error included, in the API's own words)
+is the tool result. Arguments are not checked against the schema here: the world answers bad
+arguments itself, as the real API would, so the agent reads the same words a model's program
+reads. Only the harness's own trouble (``InfraError``, a sandbox failure) becomes an MCP error
+response, and it never stops the server.
+
+``served_over_http`` gives the world's endpoint as an ASGI app with no port and no global
+state, so the runner can mount one per sample under one loopback server in its own loop;
+``serve_stdio`` and ``serve_http`` are the whole-process servers of ``toolbench serve --mcp``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import logging
+import socket
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+import mcp_types as types
+import uvicorn
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
+from starlette.applications import Starlette
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from toolbench.core.agent import AgentWorld
+from toolbench.core.bounded import bounded_text
+from toolbench.errors import UserError
+from toolbench.types import InfraError
+
+logger = logging.getLogger(__name__)
+
+#: The path ``serve_http`` answers on (the runner mounts its own paths).
+MCP_PATH = "/mcp"
+#: An MCP error's message as the client gets it (the harness's trouble, not the API's).
+MAX_ERROR_CHARS = 2_000
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def mcp_server(world: AgentWorld, name: str) -> Server[Any]:
+    """The MCP server of ``world``: its tools listed as they are, each call run on the world.
+
+    Calls reach the world one at a time (an agent's parallel calls in the order they arrive),
+    as ``RecordingWorld`` does for the runner, so a bare world served by the CLI behaves the
+    same. The server holds nothing but the world: build one per world.
+    """
+    listed = [
+        types.Tool(
+            name=spec.name,
+            description=spec.description,
+            input_schema=dict(spec.input_schema),
+        )
+        for spec in world.tools
+    ]
+    lock = asyncio.Lock()
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=listed)
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        arguments = params.arguments if params.arguments is not None else {}
+        async with lock:
+            try:
+                reply = await world.call(params.name, arguments)
+            except Exception as exc:  # the harness's trouble: an MCP error, the server lives on
+                raise _harness_error(params.name, exc) from None
+        return types.CallToolResult(
+            content=[types.TextContent(text=reply.text)], is_error=reply.is_error
+        )
+
+    return Server(name, on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def _harness_error(tool: str, exc: Exception) -> MCPError:
+    """An MCP error response for a call the harness could not run (not the agent's fault)."""
+    if not isinstance(exc, InfraError | RuntimeError | OSError):
+        logger.exception("tool %r raised unexpectedly", tool)
+    words = bounded_text(f"{type(exc).__name__}: {exc}", MAX_ERROR_CHARS)
+    return MCPError(code=types.INTERNAL_ERROR, message=f"the harness could not run {tool}: {words}")
+
+
+def _security(host: str) -> TransportSecuritySettings | None:
+    """DNS-rebinding protection for a loopback server (a web page in the user's browser must
+    not drive the world); a server bound elsewhere on purpose accepts any Host header."""
+    if host not in _LOOPBACK:
+        return None
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+    )
+
+
+@contextlib.asynccontextmanager
+async def served_over_http(
+    world: AgentWorld, name: str, host: str = "127.0.0.1"
+) -> AsyncIterator[ASGIApp]:
+    """The world's streamable-HTTP MCP endpoint as an ASGI app, live inside the block.
+
+    The app answers on whatever path it is mounted at; it has no port of its own and keeps
+    its sessions in its own session manager, so many can be mounted in one server and one
+    event loop. Leaving the block ends every session (the world itself is the caller's).
+    """
+    manager = StreamableHTTPSessionManager(
+        app=mcp_server(world, name),
+        json_response=True,
+        security_settings=_security(host),
+        session_idle_timeout=None,
+    )
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        await manager.handle_request(scope, receive, send)
+
+    async with manager.run():
+        yield app
+
+
+async def serve_stdio(world: AgentWorld, name: str) -> None:
+    """Serve the world on this process's stdin/stdout until stdin ends (nothing else may be
+    written to stdout meanwhile; the SDK points fd 1 at stderr while it serves)."""
+    from mcp.server.stdio import stdio_server
+
+    server = mcp_server(world, name)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+async def serve_http(
+    world: AgentWorld,
+    name: str,
+    host: str,
+    port: int,
+    announce: Callable[[str], None],
+    started: Callable[[Any], None] | None = None,
+) -> None:
+    """Serve the world over streamable HTTP at ``http://HOST:PORT/mcp`` with uvicorn until
+    the server is told to stop (``started`` gets the uvicorn server: set ``should_exit``).
+
+    uvicorn's own signal handling is left out (it re-raises the signal after shutting down,
+    which would kill the process before the caller judges the world): the caller decides
+    what a signal does."""
+    sock = listening_socket(host, port)
+    actual = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    async with served_over_http(world, name, host) as endpoint:
+        app = Starlette(routes=[Route(MCP_PATH, endpoint=endpoint)])
+        server = _QuietServer(uvicorn.Config(app, log_level="warning", lifespan="off"))
+        if started is not None:
+            started(server)
+        announce(f"http://{shown}:{actual}{MCP_PATH}")
+        try:
+            await server.serve(sockets=[sock])
+        finally:
+            sock.close()
+
+
+class _QuietServer(uvicorn.Server):
+    """uvicorn without its signal handlers (see ``serve_http``)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A listening socket, or a one-line ``UserError`` naming --host/--port and the fix
+    (bound here first, so a taken port is one line, not uvicorn's exit, and ``--port 0``
+    can say which port it got)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError):
+        raise UserError(f"--host {host}: not an address of this machine; try 127.0.0.1") from None
+    family, _, _, _, address = infos[0]
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise UserError(
+                f"--port {port}: already in use; pick another (--port 0 picks a free one)"
+            ) from None
+        raise UserError(
+            f"--host {host} --port {port}: cannot listen there ({exc.strerror})"
+        ) from None
+    sock.listen(128)  # connections made right after the announcement wait, not fail
+    return sock
