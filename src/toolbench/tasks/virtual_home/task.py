@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolbench.core.agent import AgentWorld
 from toolbench.core.solve import Generate, SampleState, off_loop
 from toolbench.core.task import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
 from toolbench.errors import UserError
@@ -27,6 +28,7 @@ from toolbench.sandbox.memo import ProgramRunner
 from toolbench.tasks.folder import OfflineFolderTask, load_folder
 from toolbench.tasks.single_turn import QueryPrompt, solve_single_turn
 from toolbench.tasks.virtual_home import metrics
+from toolbench.tasks.virtual_home.agent import VirtualHomeWorld
 from toolbench.tasks.virtual_home.derive import derive_scene
 from toolbench.tasks.virtual_home.goals import check_goal_syntax, derive_goals, unmet
 from toolbench.tasks.virtual_home.grounding import (
@@ -72,6 +74,7 @@ class VirtualHomeTask(QueryPrompt, OfflineFolderTask):
     defaults: TaskDefaults = field(default_factory=TaskDefaults)
     metrics: tuple[str, ...] = metrics.METRICS
     generator: TaskGenerator | None = None
+    has_agent_world = True  # tools: one per action (``agent.py``)
 
     def load(
         self, version: str, data_dir: Path | None, live: LiveOptions | None = None
@@ -117,6 +120,9 @@ class VirtualHomeTask(QueryPrompt, OfflineFolderTask):
                 details={"plan_chars": len(action)},
             )
         return await off_loop(score_sample, data, sample, action, size=len(action))
+
+    def agent_world(self, data: TaskData, sample: Sample, resources: Resources) -> AgentWorld:
+        return VirtualHomeWorld(self, data, sample, resources)
 
     def aggregate(self, outcomes: Sequence[Outcome]) -> dict[str, float]:
         return metrics.aggregate(outcomes)
