@@ -4,17 +4,21 @@ The prediction and every gold program run in the sandbox on fresh worlds; the fi
 states are compared key by key, so programs that reach the same state are the same answer.
 Gold states are computed once, by ``prepare``, before any sample is solved. With a
 ``toolset``, the task also runs in ``--mode tools``: the model calls the API as native tools
-and the program those calls make is scored the same way (``tool_calling.loop``).
+and the program those calls make is scored the same way (``tool_calling.loop``), and an agent
+can solve it over MCP (``agent_world``: the same calls, lines and judge).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolbench.core.agent import AgentWorld
+from toolbench.core.agent import ToolSpec as AgentToolSpec
 from toolbench.core.metrics import mean_metrics
 from toolbench.core.solve import Generate, SampleState
 from toolbench.core.task import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
@@ -28,6 +32,12 @@ from toolbench.tasks.folder import OfflineFolderTask, load_folder
 from toolbench.tasks.scoring import best_match
 from toolbench.tasks.single_turn import solve_single_turn
 from toolbench.tasks.tool_calling import ToolSet, first_tools_request, solve_with_tools
+from toolbench.tasks.tool_calling.agent_world import (
+    ProgramAgentWorld,
+    agent_tools,
+    toolset_calls,
+    toolset_line,
+)
 from toolbench.types import GenerationRequest, Outcome, Sample, Status
 
 PROGRAM_METRICS = ("success_rate", "crash_rate", "precision", "recall", "f1")
@@ -110,6 +120,34 @@ class ProgramTask(OfflineFolderTask):
 
     def aggregate(self, outcomes: Sequence[Outcome]) -> dict[str, float]:
         return mean_metrics(outcomes, self.metrics)
+
+    # -- agents over MCP -----------------------------------------------------------------------
+
+    @property
+    def has_agent_world(self) -> bool:  # type: ignore[override]
+        """Tasks with a tools mode can be solved by an agent: the same tools, the same lines."""
+        return self.toolset is not None
+
+    def agent_world(self, data: TaskData, sample: Sample, resources: Resources) -> AgentWorld:
+        if self.toolset is None:
+            raise UserError(f"task {self.name} cannot be solved by an agent (it has no tools)")
+        return ProgramAgentWorld(
+            task=self,
+            data=data,
+            sample=sample,
+            sandbox=resources.sandbox,
+            tools=_agent_tools(self.toolset),
+            factory=self.world,
+            line=toolset_line(self.toolset),
+            calls_of=toolset_calls(self.toolset),
+            crash=crash_outcome,
+        )
+
+
+@functools.cache
+def _agent_tools(toolset: ToolSet) -> tuple[AgentToolSpec, ...]:
+    """A toolset's agent tool specs, built once per toolset (toolsets are frozen values)."""
+    return agent_tools(toolset)
 
 
 def sandbox_failure(exc: SandboxError) -> Outcome:
