@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import logging
-import socket
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
@@ -34,9 +32,9 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from toolbench.agents.listen import listening_socket
 from toolbench.core.agent import AgentWorld
 from toolbench.core.bounded import bounded_text
-from toolbench.errors import UserError
 from toolbench.types import InfraError
 
 logger = logging.getLogger(__name__)
@@ -175,29 +173,3 @@ class _QuietServer(uvicorn.Server):
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
         yield
-
-
-def listening_socket(host: str, port: int) -> socket.socket:
-    """A listening socket, or a one-line ``UserError`` naming --host/--port and the fix
-    (bound here first, so a taken port is one line, not uvicorn's exit, and ``--port 0``
-    can say which port it got)."""
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError):
-        raise UserError(f"--host {host}: not an address of this machine; try 127.0.0.1") from None
-    family, _, _, _, address = infos[0]
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind(address)
-    except OSError as exc:
-        sock.close()
-        if exc.errno == errno.EADDRINUSE:
-            raise UserError(
-                f"--port {port}: already in use; pick another (--port 0 picks a free one)"
-            ) from None
-        raise UserError(
-            f"--host {host} --port {port}: cannot listen there ({exc.strerror})"
-        ) from None
-    sock.listen(128)  # connections made right after the announcement wait, not fail
-    return sock

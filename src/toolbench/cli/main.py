@@ -184,6 +184,13 @@ def _add_run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         "--timeout", type=argtypes.seconds, default=60.0, help="seconds per model request"
     )
     run.add_argument(
+        "--agent-timeout",
+        type=argtypes.seconds,
+        default=300.0,
+        metavar="SECONDS",
+        help="agent:COMMAND: wall time of one attempt before its process group is killed",
+    )
+    run.add_argument(
         "--max-retries",
         type=argtypes.non_negative_int,
         default=6,
@@ -302,8 +309,10 @@ def _add_run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
 
 
 def _add_serve_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
-    serve = sub.add_parser("serve", help="serve a simulated API over HTTP on localhost")
-    serve.add_argument("task", help="open_weather, the_cat_api or web_shop")
+    serve = sub.add_parser(
+        "serve", help="serve a simulated API over HTTP on localhost, or a task's world over MCP"
+    )
+    serve.add_argument("task", help="open_weather, the_cat_api or web_shop; with --mcp any task")
     serve.add_argument("--port", type=argtypes.port, default=8000, help="TCP port (0: any free)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
     serve.add_argument(
@@ -314,8 +323,30 @@ def _add_serve_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     serve.add_argument(
         "--version",
         dest="data_version",
-        choices=["v0", "v1"],
-        help="web_shop: the page layout of the observations (default: v0)",
+        help="data version (default: v0); web_shop: the page layout of the observations (v0, v1)",
+    )
+    serve.add_argument(
+        "--mcp",
+        action="store_true",
+        help="serve one sample's fresh world as MCP tools, for an agent to solve",
+    )
+    serve.add_argument("--sample", help="--mcp: the id of the sample to serve (default: the first)")
+    serve.add_argument(
+        "--transport",
+        choices=["stdio", "http"],
+        help="--mcp: stdio (the default; the session on stdin/stdout) or streamable HTTP at "
+        "http://HOST:PORT/mcp",
+    )
+    serve.add_argument(
+        "--verdict",
+        type=argtypes.PathArg("new_file"),
+        help="--mcp: when the server stops, write the task's verdict of the world (JSON) here",
+    )
+    serve.add_argument(
+        "--data-dir",
+        type=argtypes.PathArg("folder"),
+        help="--mcp: a folder in the ToolBench layout <root>/<task>/<version>/ (default: the "
+        "task's own data)",
     )
 
 

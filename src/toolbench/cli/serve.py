@@ -1,10 +1,10 @@
 """``toolbench serve``: a simulated API over real HTTP on localhost, for other frameworks; for
-web_shop, the store as pages a person can shop in and as a JSON API."""
+web_shop, the store as pages a person can shop in and as a JSON API; with ``--mcp``, one
+sample's world as MCP tools (``serve_mcp``), for any agent."""
 
 from __future__ import annotations
 
 import argparse
-import errno
 import socket
 from collections.abc import Callable
 from typing import Any
@@ -20,6 +20,11 @@ def command_serve(args: argparse.Namespace, console: Console) -> int:
     from toolbench.tasks.http_exec import serving_app
     from toolbench.tasks.registry import get_task
 
+    if getattr(args, "mcp", False):
+        from toolbench.cli.serve_mcp import command_serve_mcp
+
+        return command_serve_mcp(args)
+    _refuse_mcp_flags(args)
     task = get_task(args.task)
     if task.name == "web_shop":
         return _serve_shop(args, console)
@@ -46,6 +51,18 @@ def command_serve(args: argparse.Namespace, console: Console) -> int:
     # Bound here first, so a bad --host or a taken --port is one line, not uvicorn's exit.
     run_server(app, args.host, args.port, announce)
     return 0
+
+
+def _refuse_mcp_flags(args: argparse.Namespace) -> None:
+    """Flags that only mean something with --mcp are refused without it (not ignored)."""
+    for flag, value in (
+        ("--sample", getattr(args, "sample", None)),
+        ("--transport", getattr(args, "transport", None)),
+        ("--verdict", getattr(args, "verdict", None)),
+        ("--data-dir", getattr(args, "data_dir", None)),
+    ):
+        if value is not None:
+            raise UserError(f"{flag}: only with --mcp (serving a sample's world); add --mcp")
 
 
 def _app_accepting(service: Any, task: str, key: str) -> Any:
@@ -78,6 +95,8 @@ def _serve_shop(args: argparse.Namespace, console: Console) -> int:
     if args.api_key is not None:
         raise UserError("--api-key: the web_shop store checks no key; drop the flag")
     version = args.data_version or "v0"
+    if version not in ("v0", "v1"):
+        raise UserError(f"--version {version}: web_shop pages come as v0 or v1")
     data = get_task("web_shop").load(version, None)
     store = data.runtime.store
     ids = [int(sample.id) for sample in data.samples]
@@ -99,25 +118,9 @@ def _serve_shop(args: argparse.Namespace, console: Console) -> int:
 
 def bind(host: str, port: int) -> socket.socket:
     """A listening socket, or a one-line ``UserError`` naming --host/--port and the fix."""
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError):
-        raise UserError(f"--host {host}: not an address of this machine; try 127.0.0.1") from None
-    family, _, _, _, address = infos[0]
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind(address)
-    except OSError as exc:
-        sock.close()
-        if exc.errno == errno.EADDRINUSE:
-            raise UserError(
-                f"--port {port}: already in use; pick another (--port 0 picks a free one)"
-            ) from None
-        raise UserError(
-            f"--host {host} --port {port}: cannot listen there ({exc.strerror})"
-        ) from None
-    return sock
+    from toolbench.agents.listen import listening_socket
+
+    return listening_socket(host, port)
 
 
 def run_server(
