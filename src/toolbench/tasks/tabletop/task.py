@@ -28,6 +28,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from toolbench.core.agent import AgentWorld
 from toolbench.core.metrics import mean_metrics
 from toolbench.core.solve import Generate, SampleState
 from toolbench.core.task import LiveOptions, Resources, TaskData, TaskDefaults
@@ -53,6 +54,7 @@ class TabletopTask(OfflineFolderTask):
     fix_corner_name: bool = False  # the original's misspelt "botom right corner" by default
     option_defaults = MappingProxyType({"fix_corner_name": False})
     generator: Any = None
+    has_agent_world = True  # tools: the robot and perception API (``agent.py``)
 
     def load(
         self, version: str, data_dir: Path | None, live: LiveOptions | None = None
@@ -85,8 +87,6 @@ class TabletopTask(OfflineFolderTask):
         return baseline_reply(request)
 
     async def solve(self, state: SampleState, generate: Generate, resources: Resources) -> Outcome:
-        from toolbench.tasks.tabletop import checks
-
         sample = state.sample
         configs = sample.fields["configs"]
         session = _session(sample, state.epoch, generate, resources.prompter.config)
@@ -111,19 +111,13 @@ class TabletopTask(OfflineFolderTask):
             )
             details.update(await drawn)
         if final is None:
-            message = result.error or result.kind
-            return Outcome(Status.MODEL_ERROR, metrics=_zero(), message=message, details=details)
-        check = checks.check(sample.fields["tester_id"], configs, initial, final)
-        details["checks"] = {"success": check.success, "strict_success": check.strict_success}
-        if check.notes:
-            details["checks"]["notes"] = list(check.notes)
-        return Outcome(
-            Status.SCORED,
-            success=check.success,
-            metrics={"success_rate_strict": 1.0 if check.strict_success else 0.0},
-            message="" if check.success else "the final table fails the instruction's check",
-            details=details,
-        )
+            return crashed(result.error or result.kind, details)
+        return judge(sample, initial, final, details)
+
+    def agent_world(self, data: TaskData, sample: Sample, resources: Resources) -> AgentWorld:
+        from toolbench.tasks.tabletop.agent import TabletopWorld
+
+        return TabletopWorld(self, data, sample, resources)
 
     def first_request(
         self, data: TaskData, sample: Sample, epoch: int, prompter: Prompter
@@ -136,6 +130,28 @@ class TabletopTask(OfflineFolderTask):
 
     def aggregate(self, outcomes: Sequence[Outcome]) -> dict[str, float]:
         return mean_metrics(outcomes, self.metrics)
+
+
+def judge(sample: Sample, initial: Any, final: Any, details: dict[str, Any]) -> Outcome:
+    """The instruction's checks on the final table (a program's, or an agent's calls')."""
+    from toolbench.tasks.tabletop import checks
+
+    check = checks.check(sample.fields["tester_id"], sample.fields["configs"], initial, final)
+    details["checks"] = {"success": check.success, "strict_success": check.strict_success}
+    if check.notes:
+        details["checks"]["notes"] = list(check.notes)
+    return Outcome(
+        Status.SCORED,
+        success=check.success,
+        metrics={"success_rate_strict": 1.0 if check.strict_success else 0.0},
+        message="" if check.success else "the final table fails the instruction's check",
+        details=details,
+    )
+
+
+def crashed(message: str, details: dict[str, Any] | None = None) -> Outcome:
+    """A program that crashed (or an agent that failed): the model's error, metrics at 0."""
+    return Outcome(Status.MODEL_ERROR, metrics=_zero(), message=message, details=details or {})
 
 
 def _session(sample: Sample, epoch: int, generate: Generate, config: PromptConfig) -> LmpSession:
