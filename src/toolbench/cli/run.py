@@ -70,6 +70,20 @@ def check_mode(tasks: list[Task], mode: str) -> None:
         )
 
 
+def check_agent_world(tasks: list[Task], spec: str) -> None:
+    """An agent (``--model agent:COMMAND``) solves a task through its world's tools: refuse,
+    before any work, a task that has none."""
+    if spec.strip().partition(":")[0] != "agent":
+        return
+    lacking = [task.name for task in tasks if not task.has_agent_world]
+    if lacking:
+        able = [task.name for task in all_tasks() if task.has_agent_world]
+        raise UserError(
+            f"--model {spec.strip()}: task {', '.join(lacking)} cannot be solved by an agent "
+            f"(it serves no tools); agents can run {', '.join(able) or 'no task yet'}"
+        )
+
+
 def check_system_prompt(tasks: list[Task], mode: str, system_prompt: str | None) -> None:
     """--system-prompt replaces the instruction of chat and tools prompts: refuse it where it
     would change nothing (completion prompts, a task with its own fixed system messages)."""
@@ -175,6 +189,7 @@ def model_options(args: argparse.Namespace, cache_dir: Path) -> ModelOptions:
         hf_chat_template=getattr(args, "hf_chat_template", None),
         replicas=getattr(args, "model_replicas", 1),
         ray_address=getattr(args, "ray_address", None),
+        agent_timeout_s=getattr(args, "agent_timeout", ModelOptions.agent_timeout_s),
     )
 
 
@@ -182,6 +197,7 @@ def command_run(args: argparse.Namespace, console: Console, default_cache: Path)
     tasks = parse_task_list(args.tasks)  # fail fast on unknown names, before anything else
     require(args.model, TOOL_TASKS)  # e.g. an awareness floor, which answers only Yes/No
     check_mode(tasks, args.mode)
+    check_agent_world(tasks, args.model)
     check_history(tasks, args.history)
     check_system_prompt(tasks, args.mode, args.system_prompt)
     if args.data_dir is not None and not args.data_dir.is_dir():

@@ -72,3 +72,6 @@ class ModelOptions:
     # The run's replicas are Ray actors named after this group (set once by the process that
     # starts the run), so every process of the run that builds the model finds the same ones.
     replica_group: str | None = None
+    # agent:COMMAND: seconds of wall time one attempt may take before its process group is
+    # killed (--agent-timeout).
+    agent_timeout_s: float = 300.0

@@ -148,6 +148,14 @@ BUILTIN: tuple[KnownModel, ...] = (
         "toolbench.models.smollm2:make_model",
     ),
     KnownModel(
+        "agent:COMMAND",
+        "any agent process, run once per sample; it reaches the task's tools over MCP",
+        "pip install 'toolbench[mcp]' and the agent's command",
+        frozenset({TOOL_TASKS}),
+        "toolbench.agents.process:make_agent",
+        cache=False,
+    ),
+    KnownModel(
         "always-yes",
         "awareness floor: always says the APIs can be called",
         "nothing",
