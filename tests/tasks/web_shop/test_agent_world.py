@@ -153,6 +153,8 @@ BAD_CALLS: list[tuple[str, Any]] = [
     ("click", {"target": "search"}),
     ("click", ["Buy Now"]),
     ("click", "Buy Now"),
+    (cast(Any, ["search"]), {"query": "shoes"}),
+    (cast(Any, None), {}),
 ]
 
 

@@ -73,7 +73,7 @@ class BadCall(ValueError):
 
 def call_action(name: str, arguments: Mapping[str, Any]) -> str:
     """The native action a call stands for; ``BadCall`` in words the agent can act on."""
-    if name not in _ARGUMENTS:
+    if not isinstance(name, str) or name not in _ARGUMENTS:
         raise BadCall(f"unknown tool {bounded_text(str(name), 100)!r}; the tools are search, click")
     if not isinstance(arguments, Mapping):
         raise BadCall("the arguments must be a JSON object")
