@@ -23,6 +23,7 @@ from typing import Any
 
 from starlette.routing import Match
 
+from toolbench.core.agent import AgentWorld
 from toolbench.core.metrics import mean_metrics
 from toolbench.core.solve import Generate, SampleState
 from toolbench.core.task import (
@@ -36,6 +37,7 @@ from toolbench.core.task import (
 from toolbench.errors import UserError
 from toolbench.sandbox.curl import CurlError, HttpRequest, first_curl_line, parse_curl
 from toolbench.sandbox.memo import ProgramRunner
+from toolbench.tasks.curl_agent import WRITE_METHODS, CurlAgentWorld, Endpoint, endpoints_of
 from toolbench.tasks.folder import load_folder, package_versions
 from toolbench.tasks.http_exec import (
     HttpResult,
@@ -49,8 +51,6 @@ from toolbench.tasks.scoring import best_match
 from toolbench.tasks.service import SIMULATED_API_KEY, SimulatedService
 from toolbench.tasks.single_turn import QueryPrompt, solve_single_turn
 from toolbench.types import InfraError, Outcome, Sample, Status
-
-WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
 @dataclass(frozen=True)
@@ -80,6 +80,11 @@ class CurlTask(QueryPrompt, TaskBase):
     # A request to another endpoint (method + route template) than the closest gold's is never
     # a success, even when both answer alike (e.g. two empty lists).
     same_endpoint: bool = False
+    # As tools for agents (``curl_agent``): doc file name -> tool name, and parameter name ->
+    # JSON Schema type (as JSON text; parameters not named are strings).
+    tool_names: Mapping[str, str] = field(default_factory=dict)
+    param_types: Mapping[str, str] = field(default_factory=dict)
+    has_agent_world: bool = True
 
     def versions(self) -> list[str]:
         return package_versions(self.package_dir)
@@ -183,6 +188,14 @@ class CurlTask(QueryPrompt, TaskBase):
             return crash_outcome(f"rejected curl: {one_line(str(exc))}")
         except InfraError as exc:
             return Outcome(status=Status.INFRA_ERROR, message=one_line(str(exc)))
+        return await self.judge(data, sample, request, result)
+
+    async def judge(
+        self, data: TaskData, sample: Sample, request: HttpRequest, result: HttpResult
+    ) -> Outcome:
+        """The outcome of ``request`` having got ``result`` (whose ``state`` is the world it
+        left): the closest gold's response, world and endpoint must match. A model's curl line
+        and an agent's answer call (``curl_agent``) are both judged here."""
         if result.status >= 400:
             return crash_outcome(f"HTTP {result.status}: {_brief(result.body)}")
         try:
@@ -221,6 +234,20 @@ class CurlTask(QueryPrompt, TaskBase):
 
     def aggregate(self, outcomes: Sequence[Outcome]) -> dict[str, float]:
         return mean_metrics(outcomes, self.metrics)
+
+    # -- as tools for agents -------------------------------------------------------------------
+
+    def endpoints(self, data: TaskData) -> tuple[Endpoint, ...]:
+        """The API as tools, from the docs this load's model reads (built once per docs)."""
+        return endpoints_of(
+            self.name,
+            data.context.functions,
+            tuple(sorted(self.tool_names.items())),
+            tuple(sorted(self.param_types.items())),
+        )
+
+    def agent_world(self, data: TaskData, sample: Sample, resources: Resources) -> AgentWorld:
+        return CurlAgentWorld(self, data, sample)
 
 
 def route_of(app: Any, method: str, path: str) -> str | None:

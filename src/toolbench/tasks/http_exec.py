@@ -147,11 +147,15 @@ class SimulatedExecutor:
         return found
 
     async def _execute(self, request: HttpRequest, fields: Mapping[str, Any]) -> HttpResult:
-        """One request on a fresh world. Whatever the simulated app raises (a bug a hostile
-        request found) is this request's 500, naming the exception, never the caller's."""
+        """One request on a fresh world."""
+        return await self.execute_in(request, self.service.new_state(fields))
+
+    async def execute_in(self, request: HttpRequest, state: Any) -> HttpResult:
+        """One request on ``state``, a world that outlives it (an agent's world takes many
+        calls; never memoised). Whatever the simulated app raises (a bug a hostile request
+        found) is this request's 500, naming the exception, never the caller's."""
         client = self._client()
         built = build_request(client, request)
-        state = self.service.new_state(fields)
         token = _WORLD.set(state)
         try:
             response = await client.send(built)

@@ -5,6 +5,7 @@ from pathlib import Path
 from toolbench.core.task import TaskDefaults, TaskGenerator
 from toolbench.tasks.curl_task import CurlTask
 from toolbench.tasks.open_weather import docs, generator
+from toolbench.tasks.open_weather.agent import PARAM_TYPES, TOOL_NAMES
 from toolbench.tasks.open_weather.service import SERVICE
 
 TASK = CurlTask(
@@ -15,4 +16,6 @@ TASK = CurlTask(
     live_key_env="OPEN_WEATHER_KEY",
     defaults=TaskDefaults(top_k_api=10, top_k_example=3, max_tokens=128),
     generator=TaskGenerator.of(generator, docs),
+    tool_names=TOOL_NAMES,
+    param_types=PARAM_TYPES,
 )

@@ -5,6 +5,7 @@ from pathlib import Path
 from toolbench.core.task import TaskDefaults, TaskGenerator
 from toolbench.tasks.curl_task import CurlTask
 from toolbench.tasks.the_cat_api import docs, generator
+from toolbench.tasks.the_cat_api.agent import PARAM_TYPES, TOOL_NAMES
 from toolbench.tasks.the_cat_api.derive import derive_state
 from toolbench.tasks.the_cat_api.service import SERVICE
 
@@ -20,4 +21,6 @@ TASK = CurlTask(
     same_endpoint=True,
     defaults=TaskDefaults(top_k_api=3, top_k_example=3, max_tokens=128),
     generator=TaskGenerator.of(generator, docs),
+    tool_names=TOOL_NAMES,
+    param_types=PARAM_TYPES,
 )
