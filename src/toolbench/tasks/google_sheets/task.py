@@ -211,6 +211,14 @@ class SheetsTask(QueryPrompt, TaskBase):
     def aggregate(self, outcomes: Sequence[Outcome]) -> dict[str, float]:
         return mean_metrics(outcomes, self.metrics)
 
+    has_agent_world: bool = True
+
+    def agent_world(self, data: TaskData, sample: Sample, resources: Resources) -> Any:
+        """The sample's sheet with its worksheet methods as tools (``agent.py``)."""
+        from toolbench.tasks.google_sheets.agent import sheets_agent_world
+
+        return sheets_agent_world(self, data, sample, resources)
+
 
 _SERVICE_FAILURE = re.compile(r"APIError: .*\b(429|5\d\d)\b|Connection|Timeout")
 
