@@ -57,7 +57,7 @@ def mcp_server(world: AgentWorld, name: str) -> Server[Any]:
         types.Tool(
             name=spec.name,
             description=spec.description,
-            input_schema=dict(spec.input_schema),
+            input_schema={"type": "object", **spec.input_schema},  # MCP requires the type
         )
         for spec in world.tools
     ]

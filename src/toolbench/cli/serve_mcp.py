@@ -71,6 +71,18 @@ def _pick_sample(data: TaskData, sample_id: str | None, task: str) -> Sample:
     )
 
 
+async def sample_world(task: Task, data: TaskData, sample: Sample, pool: Any) -> AgentWorld:
+    """A fresh world of ``sample`` with its golds executed (as ``toolbench run`` prepares
+    them, for this one sample): the world ``--mcp`` serves, for tests to build the same."""
+    from toolbench.prompts.builder import PromptConfig, Prompter
+
+    subset = dataclasses.replace(data, samples=[sample], gold={})
+    with contextlib.redirect_stdout(sys.stderr):  # stdout may be the MCP wire
+        await task.prepare(subset, pool)
+    resources = Resources(subset, pool, Prompter(subset.context, PromptConfig()))
+    return task.agent_world(subset, sample, resources)
+
+
 async def _serve_sample(
     task: Task,
     data: TaskData,
@@ -82,19 +94,17 @@ async def _serve_sample(
 ) -> int:
     """Golds of this one sample executed (as ``toolbench run`` prepares them), then its world
     served; judged into ``verdict`` and closed however the serving ended."""
-    from toolbench.prompts.builder import PromptConfig, Prompter
-
-    subset = dataclasses.replace(data, samples=[sample], gold={})
-    with contextlib.redirect_stdout(sys.stderr):
-        await task.prepare(subset, pool)
-    resources = Resources(subset, pool, Prompter(subset.context, PromptConfig()))
-    world = task.agent_world(subset, sample, resources)
+    world = await sample_world(task, data, sample, pool)
     state = SampleState(sample=sample, epoch=1)
     recording = RecordingWorld(world, state)
+    stopped = asyncio.Event()
     try:
-        await _until_stopped(lambda: _serve(recording, task.name, args, transport))
-        if verdict is not None:
-            await _write_verdict(verdict, task.name, sample.id, recording, state)
+        # A signal stops the serving; one during the judging (a client that closed stdin and
+        # then sends SIGTERM, as the SDK's does after 2 s) lets the verdict be written first.
+        with _signals_set(asyncio.get_running_loop(), stopped.set):
+            await _until_stopped(_serve(recording, task.name, args, transport), stopped)
+            if verdict is not None:
+                await _write_verdict(verdict, task.name, sample.id, recording, state)
     finally:
         await world.close()
     return 0
@@ -119,19 +129,16 @@ def _serve(
     return serve_http(world, name, args.host, args.port, announce)
 
 
-async def _until_stopped(serve: Callable[[], Awaitable[None]]) -> None:
-    """Run the serving until it ends by itself or SIGINT/SIGTERM arrives; a stop cancels it
-    and waits at most ``STOP_GRACE_S`` for it to wind down."""
-    loop = asyncio.get_running_loop()
-    serving = asyncio.ensure_future(serve())
-    stopped = asyncio.Event()
-    with _signals_set(loop, stopped.set):
-        stop = asyncio.ensure_future(stopped.wait())
-        await asyncio.wait({serving, stop}, return_when=asyncio.FIRST_COMPLETED)
-        stop.cancel()
-        if not serving.done():
-            serving.cancel()
-            await asyncio.wait({serving}, timeout=STOP_GRACE_S)
+async def _until_stopped(serve: Awaitable[None], stopped: asyncio.Event) -> None:
+    """Run the serving until it ends by itself or ``stopped`` is set (a signal); a stop
+    cancels it and waits at most ``STOP_GRACE_S`` for it to wind down."""
+    serving = asyncio.ensure_future(serve)
+    stop = asyncio.ensure_future(stopped.wait())
+    await asyncio.wait({serving, stop}, return_when=asyncio.FIRST_COMPLETED)
+    stop.cancel()
+    if not serving.done():
+        serving.cancel()
+        await asyncio.wait({serving}, timeout=STOP_GRACE_S)
     if serving.done() and not serving.cancelled():
         serving.result()  # the serving's own failure (a taken port) is the command's
 
