@@ -7,13 +7,17 @@ from collections.abc import Iterator
 from typing import Any
 
 import jsonschema
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolbench.core.agent import ToolCall, Untranslatable
 from toolbench.core.task import Resources, TaskData, load_prepared
 from toolbench.sandbox import Limits, SandboxPool
 from toolbench.tasks.tabletop import TASK
 from toolbench.tasks.tabletop.agent import TabletopWorld, api_tools
+from toolbench.tasks.tabletop.world import Table
 from toolbench.types import Status
 
 LIMITS = Limits(wall_s=10.0, cpu_s=10.0, memory_mb=512, max_host_calls=64, max_host_depth=8)
@@ -165,6 +169,12 @@ def test_translate_records_the_calls_a_program_makes(data: TaskData, pool: Sandb
     assert [c.name for c in calls] == ["get_obj_pos", "say", "say", "put_first_on_second"]
     moved = calls[-1].arguments["arg2"]
     assert isinstance(moved, list) and len(moved) == 2
+    asyncio.run(_run(world, calls))  # the same table as the program's, to the last bit
+    table = Table(data.samples[0].fields["configs"])
+    offset = np.array([0.01, 0.0], dtype=np.float32)
+    table.put_first_on_second(blocks[0], table.get_obj_pos(blocks[0]) + offset)
+    assert world.table.pos[blocks[0]].tolist() == table.pos[blocks[0]].tolist()
+    assert world.table.said == ["step 0", "step 1"]
     for bad in ("1/0", "put_first_on_second('red block', [0, 0])", "def f(:"):
         with pytest.raises(Untranslatable):
             asyncio.run(world.translate(bad))
@@ -188,3 +198,30 @@ def test_tools_are_valid(data: TaskData, pool: SandboxPool) -> None:
     world = _world(data, pool)
     assert world.request.startswith(data.samples[0].query)
     assert "objects = [" in world.request
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    name=st.sampled_from([tool.name for tool in api_tools()]),
+    arguments=st.dictionaries(
+        st.sampled_from(["obj_name", "pos", "arg1", "arg2", "msg", "pos_normalized", "x"]),
+        _JSON,
+        max_size=3,
+    ),
+)
+def test_any_json_arguments_get_a_reply(
+    data: TaskData, pool: SandboxPool, name: str, arguments: dict[str, Any]
+) -> None:
+    world = _world(data, pool)
+    before = world.table.snapshot()
+    reply = asyncio.run(world.call(name, arguments))
+    assert isinstance(reply.text, str) and reply.text
+    if reply.is_error:
+        assert world.table.snapshot() == before

@@ -280,14 +280,17 @@ def _convert(param: str, value: Any) -> Any:
 
 
 def _is_point(value: Any, most: int) -> bool:
-    return (
-        isinstance(value, list)
-        and 2 <= len(value) <= most
-        and all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-            for v in value
-        )
-    )
+    return isinstance(value, list) and 2 <= len(value) <= most and all(map(_finite, value))
+
+
+def _finite(value: Any) -> bool:
+    """A JSON number the arm can take (an integer too large for a float is not one)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _jsonable(value: Any) -> Any:
