@@ -1,6 +1,6 @@
 """A test agent that replays tool calls through the sample's MCP server with the SDK's
 client: the calls are read from a JSON file (argv[1]) mapping sample ids to lists of
-{name, arguments}. A sample listed in argv[2:] as ID=crash|sleep|flood misbehaves instead.
+{name, arguments}. A sample listed in argv[2:] as ID=crash|sleep|flood|quiet misbehaves instead.
 Prints each reply's first line and "done" as its final message."""
 
 import asyncio
@@ -31,6 +31,9 @@ def main() -> int:
         return 3
     if mode == "sleep":
         time.sleep(60)
+    if mode == "quiet":  # done at once, having called nothing
+        print("nothing to do")
+        return 0
     if mode == "flood":
         chunk = "y" * 65536
         while True:
