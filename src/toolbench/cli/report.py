@@ -167,9 +167,13 @@ def _json(runs: list[Any], kinds: list[str], reference: Any) -> dict[str, Any]:
     from toolbench.aware.evaluate import summary as aware
     from toolbench.report import summary as tables
     from toolbench.report.endpoints import endpoint_stats
+    from toolbench.report.reliability import reliability_json
 
     task_runs = [r for r, k in zip(runs, kinds, strict=True) if k != "aware"]
     result = tables.report_json(task_runs)
+    for run in task_runs:  # several epochs: pass@k and pass^k beside each task's metrics
+        for task, entry in reliability_json(run).items():
+            result["runs"][str(run.folder)][task]["reliability"] = entry
     for run, kind in zip(runs, kinds, strict=True):
         if kind == "aware":
             result["runs"][str(run.folder)] = aware.aware_json(run)

@@ -22,6 +22,7 @@ import jinja2
 
 from toolbench.package import __version__, default_cache_dir
 from toolbench.report import audits, explorer, plots
+from toolbench.report.reliability import reliability_grids
 from toolbench.report.summary import (
     LoadedRun,
     columns_of,
@@ -164,6 +165,7 @@ def render(
         "task_run_names": [f"{r.label} ({model_of(r)})" for r in task_runs],
         "task_run_indexes": [runs.index(r) for r in task_runs],
         "difference_grids": [differences(task_runs, reference)] if reference and paired else [],
+        "reliability_grids": reliability_grids(task_runs),
         "plots": _plots(task_runs, reference if paired else None),
         "audits": audits.audits(task_runs),
         "aware_grids": [g for r in runs if r not in task_runs for g in aware_grids(r)]

@@ -63,6 +63,7 @@ def id_order(key: str) -> tuple[int, int, str]:
 
 
 ALWAYS = ("success_rate", "crash_rate")  # every task has these (from status and success)
+MAX_EPOCHS = 100_000  # per-epoch success counts a task's tally keeps (later epochs: not split)
 
 
 def per_sample_values(records: Sequence[dict[str, Any]], metric: str) -> dict[str, float]:
@@ -102,6 +103,7 @@ class TaskTally:
         self.held: set[str] = set()  # per-sample metrics some record of the task holds
         self.sums: dict[str, dict[str, list[float]]] = {m: {} for m in self.metrics}
         self.epochs: dict[str, list[int]] = {}  # id -> [epochs not infra errors, successes]
+        self.per_epoch: dict[int, list[int]] = {}  # epoch -> [trials not infra errors, successes]
 
     def add(self, r: dict[str, Any]) -> None:
         add_count(self.counts, r)
@@ -113,6 +115,11 @@ class TaskTally:
         seen = self.epochs.setdefault(key, [0, 0])
         seen[0] += 1
         seen[1] += bool(r.get("success"))
+        epoch = r.get("epoch")
+        if isinstance(epoch, int) and (epoch in self.per_epoch or len(self.per_epoch) < MAX_EPOCHS):
+            trials = self.per_epoch.setdefault(epoch, [0, 0])
+            trials[0] += 1
+            trials[1] += bool(r.get("success"))
         for metric in self.metrics:
             value = _value(r, metric)
             if value is not None:

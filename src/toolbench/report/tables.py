@@ -1,7 +1,8 @@
 """The tables of task runs that ``toolbench report`` shows, as ``Grid`` data: where each run
-stands, one run's metrics, runs side by side, paired differences, and the table ``toolbench
-run`` prints at its end. The terminal, the HTML report and the CSV/Markdown exports render
-these same grids (``toolbench.tables.grid``), so they print the same numbers.
+stands, one run's metrics, runs side by side, paired differences, with several epochs pass@k
+and pass^k (``report/reliability.py``), and the table ``toolbench run`` prints at its end.
+The terminal, the HTML report and the CSV/Markdown exports render these same grids
+(``toolbench.tables.grid``), so they print the same numbers.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from toolbench.report.reliability import reliability_grids
 from toolbench.report.summary import (
     LoadedRun,
     columns_of,
@@ -164,6 +166,7 @@ def task_grids(runs: Sequence[LoadedRun], reference: LoadedRun | None) -> list[G
     if not runs:
         return []
     grids = [run_grid(run) for run in runs] if len(runs) < 3 else [side_by_side(runs)]
+    grids += reliability_grids(runs)  # with several epochs: pass@k and pass^k per task
     if len(runs) >= 2:
         grids.append(differences(runs, reference or runs[0]))
     return grids
