@@ -4,7 +4,11 @@ in-process client), with scripted models that return tool calls: calls reach the
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,18 +20,22 @@ pytest.importorskip("mcp")
 
 from mcp import Client
 
+from toolbench.agents import reference
 from toolbench.agents.mcp_server import mcp_server
 from toolbench.agents.reference import (
     SYSTEM_PROMPT,
+    AgentFailed,
     Brief,
     LoopSettings,
     McpTools,
     openai_tools,
     parse_arguments,
+    parser,
     tool_loop,
 )
 from toolbench.core.agent import ToolCall, ToolReply, ToolSpec
 from toolbench.errors import UserError
+from toolbench.models.base import ModelOutputError
 from toolbench.types import Generation, GenerationRequest, Outcome, Status
 
 SCHEMA = {
@@ -221,3 +229,53 @@ def test_brief_from_environment() -> None:
     assert Brief.from_environment(env, "").request == "from env"
     with pytest.raises(UserError, match="TOOLBENCH_MCP_URL"):
         Brief.from_environment({}, "x")
+
+
+class FailingModel(ScriptedModel):
+    async def generate(self, request: GenerationRequest) -> Generation:
+        raise ModelOutputError("the model said nothing usable")
+
+
+def args_for(model: str) -> argparse.Namespace:
+    return parser().parse_args(["--model", model])
+
+
+async def test_a_failing_model_is_an_agent_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(reference, "make_model", lambda spec, options: FailingModel([]))
+    world = CounterWorld()
+    brief = Brief(request="set a to 1", mcp_url="unused")
+    with pytest.raises(AgentFailed, match="ModelOutputError: the model said nothing usable"):
+        await reference.run(brief, args_for("openai:x"), server=mcp_server(world, "c"))
+    assert world.calls == []
+
+
+async def test_the_loop_through_run_prints_nothing_and_returns_the_final_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    turns = [
+        Generation(text="", tool_calls=[call("put", {"key": "a", "value": 1})]),
+        Generation(text="done"),
+    ]
+    monkeypatch.setattr(reference, "make_model", lambda spec, options: ScriptedModel(turns))
+    world = CounterWorld()
+    brief = Brief(request="set a to 1", mcp_url="unused")
+    assert await reference.run(brief, args_for("openai:x"), server=mcp_server(world, "c")) == "done"
+    assert (await world.outcome()).success
+
+
+@pytest.mark.slow
+def test_an_unreachable_server_is_exit_1_with_one_line() -> None:
+    env = {**os.environ, "TOOLBENCH_MCP_URL": "http://127.0.0.1:9/mcp/none"}
+    done = subprocess.run(
+        [sys.executable, "-m", "toolbench.agents.reference", "--model", "oracle"],
+        input="hello",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1
+    assert done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert "cannot reach the MCP server at http://127.0.0.1:9/mcp/none" in lines[0]

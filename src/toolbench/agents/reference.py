@@ -234,9 +234,10 @@ async def attempt(
     return await tool_loop(model, tools, brief.request, settings)
 
 
-async def run(brief: Brief, args: argparse.Namespace) -> str:
+async def run(brief: Brief, args: argparse.Namespace, server: Any = None) -> str:
     """Build the model, connect to the sample's MCP server, make the attempt; the final
-    message, or ``AgentFailed`` naming what went wrong."""
+    message, or ``AgentFailed`` naming what went wrong. ``server``: what ``mcp.Client`` is to
+    connect to instead of ``brief.mcp_url`` (an in-process server, in tests)."""
     from mcp import Client
 
     options = ModelOptions(
@@ -250,7 +251,7 @@ async def run(brief: Brief, args: argparse.Namespace) -> str:
     settings = LoopSettings(args.max_turns, args.max_tokens, args.temperature)
     try:
         try:
-            client = await Client(brief.mcp_url).__aenter__()
+            client = await Client(server or brief.mcp_url).__aenter__()
         except Exception as error:
             raise AgentFailed(
                 f"cannot reach the MCP server at {brief.mcp_url}: {_one_line(error)}"
