@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -10,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.tasks.virtual_home.test_task import ORIGINAL_RECORDS, _original_folder
 from toolbench.core.agent import ToolCall, Untranslatable
 from toolbench.core.task import Resources, TaskData, load_prepared
 from toolbench.tasks.virtual_home import TASK
@@ -166,3 +168,23 @@ def test_translate_and_calls_never_raise_on_garbage(data: TaskData, text: str) -
     for call in calls:
         asyncio.run(world.call(call.name, call.arguments))
     asyncio.run(world.call(text[:20], {"object": text}))
+
+
+def test_an_original_layout_folder_derives_its_household(tmp_path: Path) -> None:
+    root = _original_folder(tmp_path / "data", ORIGINAL_RECORDS)
+    data = load_prepared(TASK, "v0", root, sandbox=None)  # type: ignore[arg-type]
+
+    async def go() -> None:
+        for index in range(len(data.samples)):
+            world = _world(data, index)
+            assert [t.name for t in world.tools][:2] == ["walk_to", "find"]
+            await _run(world, await world.gold_calls())
+            outcome = await world.outcome()
+            assert outcome.success is True and outcome.metrics["lcs_score"] == 1.0
+            # the first record's gold cannot run in its derived household: grounding only
+            assert ("goal_success" in outcome.metrics) is (index == 1)
+        assert (await _world(data, 0).call("grab", {"object": "cereal"})).text.startswith("done")
+        reply = await _world(data, 1).call("grab", {"object": "jumper"})
+        assert reply.is_error and "not within reach" in reply.text
+
+    asyncio.run(go())

@@ -65,7 +65,7 @@ def tool_name(action: str) -> str:
 
 def _description(action: str, docs: Mapping[str, str], params: Sequence[str]) -> str:
     """The action's doc as the model reads it (its comment lines), and the plan line."""
-    text = docs.get(action, "")
+    text = docs.get(action) or docs.get(f"Agent.{action}", "")  # ours, or named by the key
     said = " ".join(line.lstrip("# ").strip() for line in text.splitlines() if line.startswith("#"))
     line = f"Agent.{action}({', '.join(params)})"
     return f"{said} (plan line: {line})" if said else f"Adds the plan line {line}."
