@@ -149,6 +149,7 @@ def test_a_program_that_cannot_start_is_a_failure(tmp_path: Path) -> None:
     assert end.failure is not None and end.failure.startswith("could not start")
 
 
+@pytest.mark.slow  # the agent imports the MCP SDK: seconds
 def test_tool_calls_reach_the_world_through_the_hub_and_the_address_dies_after(
     tmp_path: Path,
 ) -> None:
@@ -181,6 +182,7 @@ def _url_of(a: ProcessAgent) -> str:
     return f"http://127.0.0.1:{port}/mcp/not-a-token-any-more"
 
 
+@pytest.mark.slow  # the agent imports the MCP SDK: seconds
 def test_attempts_run_at_once_on_one_hub_each_with_its_own_world(tmp_path: Path) -> None:
     calls = tmp_path / "calls.json"
     plan = {f"s{i}": [{"name": "note", "arguments": {"text": f"w{i}"}}] for i in range(3)}

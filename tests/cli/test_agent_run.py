@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,8 +34,8 @@ def gold_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, 
         data = load_prepared(task, "v0", None, sandbox)
         samples = data.samples[:N]
 
-        async def calls() -> dict[str, list[dict[str, object]]]:
-            found = {}
+        async def calls() -> dict[str, list[dict[str, Any]]]:
+            found: dict[str, list[dict[str, Any]]] = {}
             for sample in samples:
                 resources = Resources(data=data, sandbox=sandbox, prompter=None)  # type: ignore[arg-type]
                 world = task.agent_world(data, sample, resources)
