@@ -284,6 +284,8 @@ def call_of(endpoints: Sequence[Endpoint], request: HttpRequest, api_key: str) -
     matching = [e for e in endpoints if e.host == request.host and _path_args(e, shape) is not None]
     if not matching:
         raise Untranslatable(f"no tool serves {one_line(shape, 120)}")
+    # A literal segment wins over a {parameter} (images/search is not image "search").
+    matching.sort(key=lambda e: e.path.count("{"))
     names = [name for name, _ in request.query]
     if len(set(names)) != len(names):
         raise Untranslatable("a query parameter is given twice")

@@ -27,7 +27,7 @@ def _subset() -> TaskData:
     golds' forecasts are slow to compute for all 100), with golds prepared."""
     data = TASK.load("v0", None)
     probe = TASK.agent_world(data, data.samples[0], None)  # type: ignore[arg-type]
-    kept, seen = [], {}
+    kept, seen = [], dict[str, int]()
     for sample in data.samples:
         tool = asyncio.run(probe.translate(sample.labels[0]))[0].name
         if seen.get(tool, 0) < 1:
