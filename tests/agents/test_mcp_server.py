@@ -25,7 +25,7 @@ import uvicorn
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from starlette.applications import Starlette
-from starlette.routing import Mount
+from starlette.routing import Mount, Route
 
 from toolbench.agents.mcp_server import mcp_server, served_over_http
 from toolbench.core.agent import ToolCall, ToolReply, ToolSpec
@@ -156,7 +156,7 @@ async def _uvicorn(app: Any) -> AsyncIterator[int]:
 async def test_worlds_mounted_side_by_side_stay_apart() -> None:
     one, two = FakeWorld(), FakeWorld()
     async with served_over_http(one, "one") as app_one, served_over_http(two, "two") as app_two:
-        app = Starlette(routes=[Mount("/mcp/one", app_one), Mount("/mcp/two", app_two)])
+        app = Starlette(routes=[Route("/mcp/one", app_one), Mount("/mcp/two", app_two)])
         async with _uvicorn(app) as port:
             base = f"http://127.0.0.1:{port}/mcp"
             async with Client(f"{base}/one") as first, Client(f"{base}/two") as second:

@@ -121,11 +121,19 @@ async def served_over_http(
         session_idle_timeout=None,
     )
 
-    async def app(scope: Scope, receive: Receive, send: Send) -> None:
-        await manager.handle_request(scope, receive, send)
-
     async with manager.run():
-        yield app
+        yield _Endpoint(manager)
+
+
+class _Endpoint:
+    """The session manager as a plain ASGI app. An object, not a function: Starlette's
+    ``Route`` would take a function for a request handler (GET only) and answer POST 405."""
+
+    def __init__(self, manager: StreamableHTTPSessionManager) -> None:
+        self.manager = manager
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.manager.handle_request(scope, receive, send)
 
 
 async def serve_stdio(world: AgentWorld, name: str) -> None:
