@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
@@ -43,6 +44,8 @@ logger = logging.getLogger(__name__)
 MCP_PATH = "/mcp"
 #: An MCP error's message as the client gets it (the harness's trouble, not the API's).
 MAX_ERROR_CHARS = 2_000
+#: The longest MCP message read from stdin (one JSON-RPC line): agent output is bounded.
+MAX_STDIN_LINE = 16 * 1024 * 1024
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
@@ -138,12 +141,59 @@ class _Endpoint:
 
 async def serve_stdio(world: AgentWorld, name: str) -> None:
     """Serve the world on this process's stdin/stdout until stdin ends (nothing else may be
-    written to stdout meanwhile; the SDK points fd 1 at stderr while it serves)."""
+    written to stdout meanwhile; the SDK points fd 1 at stderr while it serves).
+
+    stdin is read by the event loop where it is a pipe, so cancelling the serving (a signal)
+    ends it at once; the SDK's own reader blocks in a thread that nothing can interrupt, and
+    is used only where stdin is a regular file (which ends by itself)."""
     from mcp.server.stdio import stdio_server
 
     server = mcp_server(world, name)
-    async with stdio_server() as (read_stream, write_stream):
+    async with _stdin_lines() as lines, stdio_server(stdin=lines) as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+class _PipeLines:
+    """stdin's lines as text, read by the event loop (what the SDK's stdio reader iterates)."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self.reader = reader
+
+    def __aiter__(self) -> _PipeLines:
+        return self
+
+    async def __anext__(self) -> str:
+        try:
+            line = await self.reader.readline()
+        except ValueError:  # a line over MAX_STDIN_LINE: the session ends, as at EOF
+            logger.error("an MCP message on stdin is over %d bytes; stopping", MAX_STDIN_LINE)
+            raise StopAsyncIteration from None
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", errors="replace")
+
+
+@contextlib.asynccontextmanager
+async def _stdin_lines() -> AsyncIterator[Any]:
+    """stdin as ``_PipeLines`` over a duplicate of fd 0, or None (the SDK's reader) where the
+    loop cannot watch it."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=MAX_STDIN_LINE)
+    pipe = os.fdopen(os.dup(0), "rb", buffering=0)
+    try:
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), pipe
+        )
+    except (ValueError, OSError):  # a regular file, say: not a pipe the loop can watch
+        pipe.close()
+        yield None
+        return
+    try:
+        yield _PipeLines(reader)
+    finally:
+        transport.close()
+        with contextlib.suppress(OSError):  # the loop made the shared description non-blocking
+            os.set_blocking(0, True)
 
 
 async def serve_http(
