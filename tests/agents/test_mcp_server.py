@@ -328,3 +328,33 @@ def test_a_task_without_an_agent_world_is_one_line_and_exit_2(cli: Any) -> None:
 def test_mcp_flags_without_mcp_are_refused(cli: Any) -> None:
     code, _, err = cli("serve", "open_weather", "--sample", "0")
     assert code == 2 and "--sample: only with --mcp" in err
+
+
+@pytest.mark.slow
+async def test_sigterm_with_a_client_attached_writes_the_verdict_and_exits(tmp_path: Path) -> None:
+    """A stop while stdin is still open (a user's Ctrl-C, a client's SIGTERM) is not stuck on
+    the read of stdin: the world is judged and the process ends."""
+    task = _agent_tasks()[0]
+    out = tmp_path / "verdict.json"
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        *_serve_argv(task, _sample_ids(task)[0], out),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    try:  # one request answered: the server is up and its signal handlers are set
+        client = {"name": "t", "version": "1"}
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": client}
+        message = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}
+        process.stdin.write((json.dumps(message) + "\n").encode())
+        answer = json.loads(await asyncio.wait_for(process.stdout.readline(), timeout=120))
+        assert answer["id"] == 1 and "result" in answer
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(process.wait(), timeout=30) == 0
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    verdict = json.loads(out.read_text())
+    assert (verdict["task"], verdict["tool_calls"], verdict["success"]) == (task, 0, False)
