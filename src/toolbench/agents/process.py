@@ -55,7 +55,7 @@ def make_agent(argument: str | None, options: ModelOptions) -> ProcessAgent:
     if importlib.util.find_spec("mcp") is None:
         raise UserError(f"--model agent:{command}: the MCP SDK is not installed; {_INSTALL}")
     argv = parse_command(command)
-    timeout = float(getattr(options, "agent_timeout_s", DEFAULT_TIMEOUT_S))
+    timeout = float(options.agent_timeout_s)
     return ProcessAgent(command, argv, timeout_s=timeout)
 
 
