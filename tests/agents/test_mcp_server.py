@@ -272,8 +272,16 @@ async def test_gold_calls_over_stdio_score_the_gold_and_one_wrong_argument_does_
     assert verdict["success"] is False, (spoiled, verdict)
 
 
+EIGHT_TASKS = {"home_search", "booking", "open_weather", "the_cat_api", "google_sheets",
+               "virtual_home", "web_shop", "tabletop"}  # fmt: skip
+
+
+def test_every_toolbench_task_can_be_served_to_agents() -> None:
+    assert set(_agent_tasks()) >= EIGHT_TASKS
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("task", _agent_tasks()[:2])
+@pytest.mark.parametrize("task", _agent_tasks())
 async def test_gold_calls_over_http_score_the_gold(task: str, tmp_path: Path) -> None:
     first = _sample_ids(task)[0]
     calls, expected = (await _gold_calls(task, [first]))[first]
