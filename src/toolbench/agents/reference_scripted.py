@@ -36,8 +36,11 @@ if TYPE_CHECKING:
 
 async def scripted_attempt(brief: Brief, kind: str, model: Model, tools: Tools) -> str:
     """Make the calls of the scripted model's action on the served world; the final message
-    is the action's text (the oracle's: the first gold label, where there is one)."""
-    from toolbench.agents.reference import SYSTEM_PROMPT, AgentFailed
+    is the action's text (the oracle's: the first gold label, where there is one). A reply
+    that is no action the task can read makes no calls, and the agent ends normally: the
+    untouched world is judged, as the task judges a reply that does nothing (a program task's
+    "empty program" crash, virtual_home's empty plan)."""
+    from toolbench.agents.reference import SYSTEM_PROMPT
 
     async with local_world(brief) as (world, sample):
         if kind == "oracle":
@@ -55,9 +58,9 @@ async def scripted_attempt(brief: Brief, kind: str, model: Model, tools: Tools) 
             final = (await model.generate(request)).text or ""
             try:
                 calls = await world.translate(final)
-            except Untranslatable as why:
-                why_line = f"the model's reply cannot be made as tool calls: {why}"
-                raise AgentFailed(why_line) from None
+            except Untranslatable as why:  # no action: the world is judged as left, untouched
+                print(f"reference agent: the reply makes no tool calls ({why})", file=sys.stderr)
+                calls = []
     await make_calls(tools, calls)
     return final
 

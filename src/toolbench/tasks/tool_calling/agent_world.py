@@ -42,6 +42,8 @@ class ScoredProgramTask(Protocol):
     @property
     def name(self) -> str: ...
 
+    def extract_action(self, text: str) -> str: ...
+
     async def score(
         self, data: TaskData, sample: Sample, action: str, sandbox: ProgramRunner
     ) -> Outcome: ...
@@ -128,7 +130,9 @@ class ProgramAgentWorld:
         return self._crash(message)
 
     async def translate(self, action: str) -> list[ToolCall]:
-        return list(await self._calls_of(action))
+        """The calls of the program the task reads in ``action`` (its own extraction first:
+        a reply's code fences and prose go as they go when the reply is scored)."""
+        return list(await self._calls_of(self.task.extract_action(action)))
 
     async def gold_calls(self) -> list[ToolCall]:
         if not self.sample.labels:
