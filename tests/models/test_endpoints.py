@@ -289,7 +289,9 @@ def test_a_check_cut_short_by_the_end_of_its_event_loop_is_started_again_in_the_
             try:
                 with OverflowServer(context_length=BIG, port=port):
                     await pool.generate(REQUEST)  # starts the check again
-                    await asyncio.wait(list(pool._probes.values()), timeout=10)
+                    checks = list(pool._probes.values())  # none left if it already answered
+                    if checks:
+                        await asyncio.wait(checks, timeout=10)
                     assert down.out_until is None
             finally:
                 await pool.aclose()

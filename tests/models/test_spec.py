@@ -89,6 +89,7 @@ def test_known_models_cover_every_prefix_and_the_awareness_baselines() -> None:
         "openai:MODEL",
         "hf:PATH_OR_NAME",
         "smollm2",
+        "agent:COMMAND",
         "always-yes",
         "always-no",
         "random[:SEED]",
