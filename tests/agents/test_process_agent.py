@@ -259,3 +259,18 @@ def _alive(pid: int) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+def test_paths_in_the_command_are_resolved_where_toolbench_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent runs in a fresh folder: a relative program path and a script named relative
+    to the folder toolbench was started in still reach what the user meant."""
+    import os
+
+    (tmp_path / "my_agent.py").write_text("print('hi')\n")
+    monkeypatch.chdir(tmp_path)
+    relative_python = os.path.relpath(sys.executable, tmp_path)
+    argv = parse_command(f"{relative_python} my_agent.py -m not_a_file --flag")
+    assert argv == [sys.executable, str(tmp_path / "my_agent.py"), "-m", "not_a_file", "--flag"]
+    assert parse_command("python3 -c pass")[1:] == ["-c", "pass"]

@@ -61,7 +61,12 @@ def make_agent(argument: str | None, options: ModelOptions) -> ProcessAgent:
 
 def parse_command(command: str) -> list[str]:
     """``COMMAND`` as argv (shlex, as a POSIX shell would split it, nothing expanded); a
-    ``UserError`` for an empty or unbalanced command, or a program that cannot be found."""
+    ``UserError`` for an empty or unbalanced command, or a program that cannot be found.
+
+    The agent runs in a fresh folder of its own, so paths in the command are resolved here,
+    against the folder toolbench was started in, as the user wrote them: a program given as a
+    path (``./agent``, ``.venv/bin/python``) and any argument that names an existing file
+    there (``my_agent.py``) become absolute. Other words are left as they are."""
     flag = f"--model agent:{command}"
     try:
         argv = shlex.split(command)
@@ -77,7 +82,19 @@ def parse_command(command: str) -> list[str]:
             f"{flag}: {argv[0]!r} is not an executable program (not found on $PATH, or not "
             'executable); give its path or the interpreter, e.g. agent:"python my_agent.py"'
         )
-    return argv
+    program = os.path.abspath(argv[0]) if os.sep in argv[0] else argv[0]
+    return [program, *(_resolved(word) for word in argv[1:])]
+
+
+def _resolved(word: str) -> str:
+    """``word`` made absolute when it names an existing file here (see ``parse_command``)."""
+    if not word or word.startswith("-") or len(word) > 4096 or "\0" in word:
+        return word
+    try:
+        found = os.path.isfile(word)
+    except (OSError, ValueError):
+        return word
+    return os.path.abspath(word) if found else word
 
 
 class ProcessAgent:
