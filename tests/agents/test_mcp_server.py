@@ -27,7 +27,7 @@ from mcp.shared.exceptions import MCPError
 from starlette.applications import Starlette
 from starlette.routing import Mount, Route
 
-from toolbench.agents.mcp_server import mcp_server, served_over_http
+from toolbench.agents.mcp_server import MAX_REQUEST_BYTES, mcp_server, served_over_http
 from toolbench.core.agent import ToolCall, ToolReply, ToolSpec
 from toolbench.types import InfraError, Outcome, Status
 
@@ -168,6 +168,34 @@ async def test_worlds_mounted_side_by_side_stay_apart() -> None:
                 assert [t.name for t in (await second.list_tools()).tools] == ["add", "broken"]
     assert (one.total, two.total) == (1, 2)
     assert refused.is_error
+
+
+async def test_an_oversized_request_is_refused_and_the_world_serves_on() -> None:
+    """A body over the cap is refused whether its length is declared or it comes in chunks
+    (the SDK would otherwise hold a body of any size); the next call is answered as ever."""
+    import httpx
+
+    world = FakeWorld()
+    headers = {"content-type": "application/json", "accept": "application/json"}
+    big = b"{" + b" " * (MAX_REQUEST_BYTES + 10) + b"}"
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for start in range(0, len(big), 1 << 20):
+            yield big[start : start + (1 << 20)]
+
+    async with served_over_http(world, "w") as app:
+        routes = Starlette(routes=[Route("/mcp", app)])
+        async with _uvicorn(routes) as port:
+            url = f"http://127.0.0.1:{port}/mcp"
+            async with httpx.AsyncClient(timeout=30) as http:
+                declared = await http.post(url, content=big, headers=headers)
+                assert declared.status_code == 413
+                with contextlib.suppress(httpx.HTTPError):  # the server may cut it short
+                    chunked = await http.post(url, content=chunks(), headers=headers)
+                    assert chunked.status_code >= 400
+            async with Client(url) as client:
+                await client.call_tool("add", {"n": 3})
+    assert world.total == 3
 
 
 # -- toolbench serve TASK --mcp, as a subprocess ------------------------------------------------

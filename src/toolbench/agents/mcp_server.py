@@ -136,7 +136,53 @@ class _Endpoint:
         self.manager = manager
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await self.manager.handle_request(scope, receive, send)
+        """Requests over ``MAX_REQUEST_BYTES`` are refused (413) before the SDK reads them:
+        what an agent sends is hostile, and the SDK would hold a body of any size."""
+        if _declared_length(scope) > MAX_REQUEST_BYTES:
+            await _too_large(send)
+            return
+        await self.manager.handle_request(scope, _capped(receive), send)
+
+
+#: The largest HTTP request body an agent may send (a tool call's JSON); larger is refused.
+MAX_REQUEST_BYTES = 4_000_000
+
+
+def _declared_length(scope: Scope) -> int:
+    for key, value in scope.get("headers") or ():
+        if key.lower() == b"content-length":
+            with contextlib.suppress(ValueError):
+                return int(value)
+    return 0
+
+
+def _capped(receive: Receive) -> Receive:
+    """``receive`` that ends the request (as a client that went away) once its body passes
+    ``MAX_REQUEST_BYTES``: a chunked body has no length to refuse up front."""
+    seen = 0
+
+    async def capped() -> Any:
+        nonlocal seen
+        message = await receive()
+        if message.get("type") == "http.request":
+            seen += len(message.get("body", b""))
+            if seen > MAX_REQUEST_BYTES:
+                return {"type": "http.disconnect"}
+        return message
+
+    return capped
+
+
+async def _too_large(send: Send) -> None:
+    body = f"a request body may be at most {MAX_REQUEST_BYTES:,} bytes\n".encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [(b"content-type", b"text/plain; charset=utf-8")],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
 
 
 async def serve_stdio(world: AgentWorld, name: str) -> None:
