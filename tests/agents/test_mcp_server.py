@@ -361,6 +361,17 @@ def test_a_task_without_an_agent_world_is_one_line_and_exit_2(cli: Any) -> None:
     assert code == 2 and out == "" and err.count("\n") == 1 and "MCP" in err
 
 
+def test_serving_without_the_mcp_sdk_names_the_extra(
+    cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.util
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    code, out, err = cli("serve", "home_search", "--mcp")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "pip install 'toolbench[mcp]'" in err
+
+
 def test_mcp_flags_without_mcp_are_refused(cli: Any) -> None:
     code, _, err = cli("serve", "open_weather", "--sample", "0")
     assert code == 2 and "--sample: only with --mcp" in err

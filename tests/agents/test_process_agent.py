@@ -5,6 +5,7 @@ small fake world and tiny agent scripts of our own."""
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import sys
 import time
@@ -17,7 +18,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolbench.agents import process
 from toolbench.agents.process import ProcessAgent, make_agent, parse_command
 from toolbench.core.agent import AgentBrief, ToolCall, ToolReply, ToolSpec
 from toolbench.errors import UserError
@@ -228,7 +228,7 @@ def test_bad_commands_are_user_errors(command: str, words: str) -> None:
 
 
 def test_a_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(process.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(UserError, match=r"pip install 'toolbench\[mcp\]'"):
         make_agent(f"{PY} agent.py", ModelOptions())
 

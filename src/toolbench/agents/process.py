@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import os
 import shlex
 import shutil
@@ -24,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from toolbench.agents import require_mcp
 from toolbench.agents.hub import Hub
 from toolbench.core.agent import MAX_FINAL_MESSAGE_CHARS, AgentBrief, AgentEnd, AgentWorld
 from toolbench.errors import UserError
@@ -45,15 +45,13 @@ STDERR_TAIL_CHARS = 2_000
 DRAIN_S = 5.0
 _CHUNK = 65_536
 _POLL_S = 0.02
-_INSTALL = "pip install 'toolbench[mcp]'"
 
 
 def make_agent(argument: str | None, options: ModelOptions) -> ProcessAgent:
     """The registry's factory for ``agent:COMMAND``: refuses, before any work, a command that
     cannot be run and a missing MCP SDK (every sample would fail the same way)."""
     command = (argument or "").strip()
-    if importlib.util.find_spec("mcp") is None:
-        raise UserError(f"--model agent:{command}: the MCP SDK is not installed; {_INSTALL}")
+    require_mcp(f"--model agent:{command}")
     argv = parse_command(command)
     timeout = float(options.agent_timeout_s)
     return ProcessAgent(command, argv, timeout_s=timeout)

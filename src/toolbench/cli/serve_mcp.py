@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from toolbench.agents import require_mcp
 from toolbench.core.agent import AgentWorld, RecordingWorld
 from toolbench.core.solve import SampleState
 from toolbench.core.task import Resources, Task, TaskData
@@ -40,6 +41,7 @@ def command_serve_mcp(args: argparse.Namespace) -> int:
 
     if args.api_key is not None:
         raise UserError("--api-key: an MCP world checks no key; drop the flag")
+    require_mcp("--mcp")
     transport = args.transport or "stdio"
     verdict = Path(args.verdict) if args.verdict is not None else None
     task = get_task(args.task)
