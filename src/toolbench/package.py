@@ -21,3 +21,14 @@ def default_cache_dir() -> Path:
     and embeddings."""
     env = os.environ.get("TOOLBENCH_CACHE_DIR")
     return Path(env) if env else Path.home() / ".cache" / "toolbench"
+
+
+def key_dir() -> Path:
+    """``$TOOLBENCH_KEY_DIR``, else ``$XDG_CONFIG_HOME/toolbench`` (``~/.config/toolbench``):
+    this user's secret keys (the run log's MAC key). Outside every run folder, and hidden
+    from agent processes and sandbox workers, so nothing under test can read it."""
+    env = os.environ.get("TOOLBENCH_KEY_DIR")
+    if env:
+        return Path(env)
+    config = os.environ.get("XDG_CONFIG_HOME")
+    return (Path(config) if config else Path.home() / ".config") / "toolbench"

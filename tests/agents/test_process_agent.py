@@ -9,6 +9,7 @@ import importlib.util
 import json
 import sys
 import time
+import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolbench.agents.process import ProcessAgent, make_agent, parse_command
+from toolbench.agents.process import AgentSettings, ProcessAgent, make_agent, parse_command
 from toolbench.core.agent import AgentBrief, ToolCall, ToolReply, ToolSpec
 from toolbench.errors import UserError
 from toolbench.models.base import Model, ModelOptions
@@ -71,7 +72,7 @@ def brief(request: str = "note ok, please", sample: str = "s1") -> AgentBrief:
 
 
 def agent(*argv: str, timeout_s: float = 30.0) -> ProcessAgent:
-    return ProcessAgent(" ".join(argv), [*argv], timeout_s=timeout_s)
+    return ProcessAgent(" ".join(argv), [*argv], AgentSettings(timeout_s=timeout_s))
 
 
 def attempt(a: ProcessAgent, world: FakeWorld | None = None, request: str = "hello") -> Any:
@@ -102,22 +103,22 @@ def test_a_crash_is_a_failure_naming_the_code_and_last_stderr_line() -> None:
     assert "about to fail" in end.details["stderr_tail"]
 
 
-def test_an_agent_past_its_time_is_killed_with_its_group(tmp_path: Path) -> None:
-    # A shell-free parent that starts a sleeping child: both must be gone afterwards.
+def test_an_agent_past_its_time_is_killed_with_everything_it_started(tmp_path: Path) -> None:
+    # A shell-free parent that starts a sleeping child: both must be gone afterwards (found
+    # by a marker in their command lines: inside its PID namespace the agent's pids are not
+    # the host's, and it cannot write outside its own folder).
+    marker = f"toolbench-test-{uuid.uuid4().hex}"
     script = tmp_path / "tree.py"
-    pidfile = tmp_path / "child.pid"
     script.write_text(
         "import subprocess, sys, time\n"
-        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
-        f"open({str(pidfile)!r}, 'w').write(str(child.pid))\n"
+        f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)', {marker!r}])\n"
         "time.sleep(60)\n"
     )
     started = time.monotonic()
-    end = attempt(agent(PY, str(script), timeout_s=2.0))
+    end = attempt(agent(PY, str(script), marker, timeout_s=2.0))
     assert time.monotonic() - started < 15
     assert end.failure == "ran past its 2 s limit (killed)"
-    child = int(pidfile.read_text())
-    assert not _alive(child)
+    assert not _running(marker)
 
 
 def test_a_flood_of_output_is_killed_early() -> None:
@@ -243,22 +244,22 @@ def test_any_command_text_parses_or_is_a_user_error(command: str) -> None:
         assert argv and all(isinstance(arg, str) for arg in argv)
 
 
-def _alive(pid: int) -> bool:
-    import os
-
-    for _ in range(50):  # the killed child may take a moment to be reaped by init
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                if f.read().split(")")[-1].split()[0] == "Z":
-                    return False  # a zombie: dead, waiting for its parent
-        except OSError:
-            return False
-        time.sleep(0.05)
-    return True
+def _running(marker: str) -> list[int]:
+    """Host pids of processes whose command line holds ``marker`` (after a moment for the
+    killed ones to be reaped)."""
+    for _ in range(50):
+        found = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    if marker.encode() in (entry / "cmdline").read_bytes():
+                        found.append(int(entry.name))
+                except OSError:
+                    continue
+        if not found:
+            return []
+        time.sleep(0.1)
+    return found
 
 
 def test_paths_in_the_command_are_resolved_where_toolbench_started(

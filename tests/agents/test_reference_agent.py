@@ -267,8 +267,8 @@ async def test_the_loop_through_run_prints_nothing_and_returns_the_final_text(
 def test_an_unreachable_server_is_exit_1_with_one_line() -> None:
     env = {**os.environ, "TOOLBENCH_MCP_URL": "http://127.0.0.1:9/mcp/none"}
     done = subprocess.run(
-        [sys.executable, "-m", "toolbench.agents.reference", "--model", "oracle"],
-        input="hello",
+        [sys.executable, "-m", "toolbench.agents.reference", "--script"],
+        input='{"calls": [], "final": "x"}',
         env=env,
         capture_output=True,
         text=True,

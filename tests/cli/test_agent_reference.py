@@ -1,6 +1,8 @@
-"""End to end through the CLI: the reference agent behind ``--model agent:`` reproduces the
-oracle's full marks on every task that has an agent world, and a replay file's per-sample
-successes, as the same predictions score under ``--model replay:FILE``."""
+"""End to end through the CLI: the harness's scripted agents (``--model agent:oracle``,
+``agent:replay:FILE``: the reference agent's player, contained like any agent, making calls
+the harness translated) reproduce the oracle's full marks on every task that has an agent
+world, and a replay file's per-sample successes, as the same predictions score under
+``--model replay:FILE``."""
 
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ def run(cli: Callable[..., CliResult], out: Path, task: str, model: str, *extra:
 def test_oracle_behind_the_agent_scores_full_marks(
     cli: Callable[..., CliResult], tmp_path: Path, task: str
 ) -> None:
-    records = run(cli, tmp_path / "run", task, f"agent:{AGENT} --model oracle", *FAST)
+    records = run(cli, tmp_path / "run", task, "agent:oracle", *FAST)
     assert len(records) == 2
     for record in records:
         assert record["status"] == "scored", record.get("message")
@@ -44,6 +46,18 @@ def test_oracle_behind_the_agent_scores_full_marks(
         assert any(step.get("step") == "tool" for step in record.get("trace", [])), record
     info = json.loads((tmp_path / "run" / "run.json").read_text())
     assert info["metrics"][task].get("success_rate", 1.0) == 1.0  # where the task has one
+    assert info["agent_isolation"]["level"] in ("full", "none")
+
+
+def test_the_oracle_cannot_run_behind_a_users_agent_command(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """The reference agent refuses the scripted models: it sees neither data nor gold, so
+    only the harness can play them (the sample's record says how to)."""
+    records = run(cli, tmp_path / "run", "home_search", f"agent:{AGENT} --model oracle",
+                  "--limit", "1", "--no-cache")  # fmt: skip
+    assert records[0]["status"] == "model_error"
+    assert "--model agent:oracle instead" in records[0]["message"]
 
 
 def test_home_search_is_among_the_agent_tasks() -> None:
@@ -107,7 +121,7 @@ def test_replay_behind_the_agent_matches_the_replay_model(
     replay.write_text("".join(json.dumps(line) + "\n" for line in lines))
     flags = ("--limit", "4", "--concurrency", "2", "--no-cache")
     direct = run(cli, tmp_path / "direct", task, f"replay:{replay}", *flags)
-    agent = f"agent:{AGENT} --model {shlex.quote(f'replay:{replay}')}"
+    agent = f"agent:replay:{replay}"
     behind = run(cli, tmp_path / "agent", task, agent, *flags)
     scores, agent_scores = _scores(direct), _scores(behind)
     if task in DROPS_REFUSED_STEPS:

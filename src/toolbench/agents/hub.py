@@ -6,13 +6,16 @@ start each time; instead one uvicorn server per run listens on 127.0.0.1 (a free
 picks), started lazily in the run's own event loop, and routes ``/mcp/<token>`` to the ASGI
 app of the world registered under that token (``agents.mcp_server.served_over_http``). The
 token is random and lives only while its attempt runs: an agent cannot reach another
-sample's world by guessing, and a request after its attempt ended is answered 404.
+sample's world by guessing, and a request after its attempt ended is answered 404. Agents in
+an empty network namespace (``--agent-network none``) reach the same server through a Unix
+socket the hub also listens on (``unix_path``), bound into their sandbox.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import secrets
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
@@ -41,7 +44,8 @@ GRACEFUL_SHUTDOWN_S = 2
 class Hub:
     """The run's one server of worlds (see module doc); ``close`` stops it."""
 
-    def __init__(self) -> None:
+    def __init__(self, unix_path: str | None = None) -> None:
+        self.unix_path = unix_path
         self._apps: dict[str, ASGIApp] = {}
         self._server: uvicorn.Server | None = None
         self._task: asyncio.Task[None] | None = None
@@ -77,6 +81,9 @@ class Hub:
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             sock.bind(("127.0.0.1", 0))  # the OS picks a free port; we know it before serving
+            sockets = [sock]
+            if self.unix_path is not None:
+                sockets.append(_unix_socket(self.unix_path))
             config = uvicorn.Config(
                 self,
                 lifespan="off",  # each world's app runs its own lifespan (served_over_http)
@@ -86,7 +93,7 @@ class Hub:
             )
             server = _QuietServer(config)
             self._server = server
-            self._task = asyncio.create_task(_serve(server, sock))
+            self._task = asyncio.create_task(_serve(server, sockets))
             while not server.started:
                 if self._task.done():
                     self._task.result()  # raises what stopped it
@@ -127,13 +134,24 @@ class Hub:
         await app(inner, receive, send)
 
 
-async def _serve(server: uvicorn.Server, sock: socket.socket) -> None:
+def _unix_socket(path: str) -> socket.socket:
+    """A listening-to-be Unix socket at ``path`` (a folder only the harness's user enters)."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(path)
+    os.chmod(path, 0o666)  # the agent may run as another uid inside its user namespace
+    return sock
+
+
+async def _serve(server: uvicorn.Server, sockets: list[socket.socket]) -> None:
     try:
-        await server.serve(sockets=[sock])
+        await server.serve(sockets=sockets)
     except SystemExit as exc:  # uvicorn exits the process when it cannot start: not ours
         raise InfraError(f"the MCP hub could not start (exit {exc.code})") from None
     finally:
-        sock.close()
+        for sock in sockets:
+            sock.close()
 
 
 async def _not_found(send: Send) -> None:

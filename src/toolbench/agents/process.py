@@ -1,13 +1,15 @@
 """Any agent process as the thing under test (``--model agent:COMMAND``).
 
 The contract (docs/agents.md): COMMAND is split with shlex (never a shell) and started once
-per sample x epoch in a fresh empty folder of its own, in a session (process group) of its
-own; it reads the user's request on stdin (also ``$TOOLBENCH_REQUEST``), reaches the sample's
-world over MCP at ``$TOOLBENCH_MCP_URL`` (served by the run's ``Hub``), prints its final
-message on stdout and its log on stderr, and exits 0 when done. Everything it does is hostile
-input, bounded here: wall time (``--agent-timeout``), and 1 MB on each of stdout and stderr
-(read as it comes, never all kept); past either, its whole process group is killed and the
-sample is its failure (model_error), while the rest of the run goes on.
+per sample x epoch in a fresh empty folder of its own; it reads the user's request on stdin
+(also ``$TOOLBENCH_REQUEST``), reaches the sample's world over MCP at ``$TOOLBENCH_MCP_URL``
+(served by the run's ``Hub``), prints its final message on stdout and its log on stderr, and
+exits 0 when done. An agent is untrusted code: each attempt runs in the OS layer of
+``agents.contain`` (own namespaces, a read-only view without the data, the run folder, the
+cache or other samples, an allow-listed environment, memory and process limits), and what it
+does is hostile input, bounded here: wall time (``--agent-timeout``), and 1 MB on each of
+stdout and stderr (read as it comes, never all kept); past either, the attempt is killed with
+everything it started and the sample is its failure (model_error), while the run goes on.
 """
 
 from __future__ import annotations
@@ -18,12 +20,16 @@ import os
 import shlex
 import shutil
 import signal
+import sys
 import tempfile
 import time
+import urllib.parse
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolbench.agents import require_mcp
+from toolbench.agents import contain, require_mcp
+from toolbench.agents.contain import AgentLimits, View
 from toolbench.agents.hub import Hub
 from toolbench.core.agent import MAX_FINAL_MESSAGE_CHARS, AgentBrief, AgentEnd, AgentWorld
 from toolbench.errors import UserError
@@ -47,14 +53,35 @@ _CHUNK = 65_536
 _POLL_S = 0.02
 
 
-def make_agent(argument: str | None, options: ModelOptions) -> ProcessAgent:
-    """The registry's factory for ``agent:COMMAND``: refuses, before any work, a command that
-    cannot be run and a missing MCP SDK (every sample would fail the same way)."""
+def make_agent(argument: str | None, options: ModelOptions) -> Any:
+    """The registry's factory for ``agent:COMMAND`` (and the harness's own ``agent:oracle``
+    and ``agent:replay:FILE``): refuses, before any work, a command that cannot be run, a
+    missing MCP SDK (every sample would fail the same way), and ``TOOLBENCH_ISOLATION=full``
+    where agents cannot be contained."""
     command = (argument or "").strip()
     require_mcp(f"--model agent:{command}")
-    argv = parse_command(command)
-    timeout = float(options.agent_timeout_s)
-    return ProcessAgent(command, argv, timeout_s=timeout)
+    limits = AgentLimits(
+        memory_mb=options.agent_memory_mb,
+        network=contain.check_network(options.agent_network),
+        passed_env=tuple(options.agent_env),
+    )
+    cache = options.cache_path.parent if options.cache_path is not None else None
+    settings = AgentSettings(float(options.agent_timeout_s), limits, cache)
+    if command == "oracle" or command.startswith("replay:"):
+        from toolbench.agents.scripted import make_scripted
+
+        return make_scripted(command, options, settings)
+    return ProcessAgent(command, parse_command(command), settings)
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    """How every attempt of a run's agent is run: wall time, the OS limits, and the cache
+    folder (hidden from the agent)."""
+
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    limits: AgentLimits = field(default_factory=AgentLimits)
+    cache_dir: Path | None = None
 
 
 def parse_command(command: str) -> list[str]:
@@ -96,16 +123,34 @@ def _resolved(word: str) -> str:
 
 
 class ProcessAgent:
-    """``--model agent:COMMAND``: one process per attempt (see module doc). Never cached: an
-    agent's attempt is a run of a program on a live world, not an answer to a request."""
+    """``--model agent:COMMAND``: one contained process per attempt (see module doc). Never
+    cached: an agent's attempt is a run of a program on a live world, not an answer to a
+    request."""
 
     cacheable = False
 
-    def __init__(self, command: str, argv: list[str], timeout_s: float = DEFAULT_TIMEOUT_S):
+    def __init__(
+        self, command: str, argv: list[str], settings: AgentSettings | None = None
+    ) -> None:
         self.name = f"agent:{command}"
         self.argv = list(argv)
-        self.timeout_s = timeout_s
-        self._hub = Hub()
+        self.settings = settings or AgentSettings()
+        self.containment = contain.detect()  # TOOLBENCH_ISOLATION=full: refused here
+        contain.warn_once(self.containment)
+        # Scratch folders and the hub's socket live here, hidden from every agent but each
+        # one's own scratch folder.
+        self._root = tempfile.mkdtemp(prefix="toolbench-agents-")
+        socket = os.path.join(self._root, "hub.sock")
+        self._hub = Hub(unix_path=socket if self.settings.limits.network == "none" else None)
+
+    @property
+    def timeout_s(self) -> float:
+        return self.settings.timeout_s
+
+    @property
+    def isolation(self) -> dict[str, Any]:
+        """What kept the agent in, for run.json's ``agent_isolation``."""
+        return self.containment.describe(self.settings.limits)
 
     async def generate(self, request: GenerationRequest) -> Generation:
         raise TypeError(
@@ -115,19 +160,47 @@ class ProcessAgent:
 
     async def aclose(self) -> None:
         await self._hub.close()
+        shutil.rmtree(self._root, ignore_errors=True)
 
     async def attempt(self, world: AgentWorld, brief: AgentBrief) -> AgentEnd:
-        async with self._hub.serving(world, brief.task) as url:
-            with tempfile.TemporaryDirectory(
-                prefix="toolbench-agent-", ignore_cleanup_errors=True
-            ) as cwd:
-                return await self._run(agent_env(url, brief), brief.request, cwd)
+        return await self.attempt_with(world, brief, brief.request)
 
-    async def _run(self, env: dict[str, str], request: str, cwd: str) -> AgentEnd:
+    async def attempt_with(self, world: AgentWorld, brief: AgentBrief, stdin: str) -> AgentEnd:
+        """One attempt with ``stdin`` as the process's input (the request, or the harness's
+        script for its own scripted agents)."""
+        async with self._hub.serving(world, brief.task) as url:
+            scratch = tempfile.mkdtemp(prefix="attempt-", dir=self._root)
+            try:
+                env = contain.agent_environment(
+                    os.environ, contract(url, brief), scratch, self.settings.limits.passed_env
+                )
+                return await self._run(self._command(url, brief, scratch), env, stdin, scratch)
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
+
+    def _command(self, url: str, brief: AgentBrief, scratch: str) -> list[str]:
+        limits = self.settings.limits
+        hidden = [brief.run_dir, brief.data_dir, self.settings.cache_dir, self._root]
+        view = View(
+            scratch=scratch,
+            hidden=contain.sensitive_paths(hidden),
+            shown=contain.command_paths(self.argv),
+            socket=self._hub.unix_path,
+        )
+        argv = self.argv
+        if limits.network == "none" and self.containment.namespaces:
+            port = urllib.parse.urlsplit(url).port or 80
+            bridge = [sys.executable, "-m", "toolbench.agents.bridge", contain.SOCKET_INSIDE]
+            argv = [*bridge, str(port), "--", *argv]
+        return contain.wrap(self.containment, argv, view, limits)
+
+    async def _run(self, argv: list[str], env: dict[str, str], stdin: str, cwd: str) -> AgentEnd:
         started = time.monotonic()
+        if shutil.which(self.argv[0]) is None:  # gone since the run began: say so plainly
+            return AgentEnd("", failure=f"could not start {self.argv[0]}: no such program")
         try:
             proc = await asyncio.create_subprocess_exec(
-                *self.argv,
+                *argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
@@ -142,34 +215,28 @@ class ProcessAgent:
         helpers = [
             asyncio.create_task(_pump(proc.stdout, out, flood)),
             asyncio.create_task(_pump(proc.stderr, err, flood)),
-            asyncio.create_task(_feed(proc.stdin, request.encode("utf-8"))),
+            asyncio.create_task(_feed(proc.stdin, stdin.encode("utf-8"))),
         ]
         try:
             stop = await _wait(proc, flood, self.timeout_s)
         finally:
-            _kill_group(proc)  # nothing of the agent outlives its attempt
+            _kill_group(proc)  # its namespace (and so all it started) dies with it
             await _drain(proc, helpers)
         return _end(proc.returncode, stop, out, err, time.monotonic() - started, self.timeout_s)
 
 
-def agent_env(url: str, brief: AgentBrief) -> dict[str, str]:
-    """The harness's environment plus what the agent is told about its sample (contract);
-    a ``TOOLBENCH_*`` variable of the harness's own with one of these names is replaced."""
-    env = {k: v for k, v in os.environ.items() if k != "TOOLBENCH_DATA_DIR"}
-    env.pop("TOOLBENCH_REQUEST", None)
+def contract(url: str, brief: AgentBrief) -> dict[str, str]:
+    """The ``TOOLBENCH_*`` variables an agent is told (docs/agents.md). Where the data lives
+    is not among them: the data is hidden from it."""
+    env = {
+        "TOOLBENCH_MCP_URL": url,
+        "TOOLBENCH_TASK": brief.task,
+        "TOOLBENCH_SAMPLE_ID": str(brief.sample_id),
+        "TOOLBENCH_EPOCH": str(brief.epoch),
+        "TOOLBENCH_DATA_VERSION": brief.data_version,
+    }
     if len(brief.request.encode("utf-8", errors="replace")) <= MAX_ENV_REQUEST_BYTES:
         env["TOOLBENCH_REQUEST"] = brief.request
-    env.update(
-        {
-            "TOOLBENCH_MCP_URL": url,
-            "TOOLBENCH_TASK": brief.task,
-            "TOOLBENCH_SAMPLE_ID": str(brief.sample_id),
-            "TOOLBENCH_EPOCH": str(brief.epoch),
-            "TOOLBENCH_DATA_VERSION": brief.data_version,
-        }
-    )
-    if brief.data_dir is not None:
-        env["TOOLBENCH_DATA_DIR"] = brief.data_dir
     return env
 
 

@@ -13,10 +13,11 @@ end; exit 1 with one line on stderr when the MCP server cannot be reached or the
 Everything the model or the server sends is hostile input: tool arguments are parsed as JSON
 (never evaluated), tool replies and the final message are bounded.
 
-The built-in scripted models (``oracle``, ``replay:FILE``) answer with the task's native action
-(a program, a curl command, a plan), not tool calls, so behind this agent they go through
-``reference_scripted``: the one place the agent knows anything beyond the request and the
-tools (it reads which sample this is from the environment). See that module.
+With ``--script`` it is the player of the harness's own scripted agents (``--model
+agent:oracle``, ``agent:replay:FILE``, ``agents.scripted``): stdin then holds the calls the
+harness translated from the gold or the replayed prediction, as JSON (``{"request", "calls":
+[{"name", "arguments"}], "final", "note"}``), and it makes them in order over MCP. The oracle
+and replay models cannot run behind ``--model``: the agent sees neither the data nor the gold.
 """
 
 from __future__ import annotations
@@ -52,8 +53,11 @@ DEFAULT_MAX_TOKENS = 1024
 MAX_TOOL_REPLY_CHARS = 20_000
 #: The final message printed on stdout (the harness keeps the last 20,000 characters).
 MAX_FINAL_CHARS = 20_000
-#: Models that answer with the task's native action instead of tool calls.
+#: Models that answer with the task's native action instead of tool calls: the harness
+#: plays them itself (``--model agent:oracle``, ``agent:replay:FILE``).
 SCRIPTED = frozenset({"oracle", "replay"})
+#: The most calls a script may hold (the world refuses more than 200 anyway).
+MAX_SCRIPT_CALLS = 1_000
 
 
 class AgentFailed(Exception):
@@ -78,7 +82,6 @@ class Brief:
     sample_id: str = ""
     epoch: int = 0
     data_version: str = ""
-    data_dir: str | None = None
 
     @classmethod
     def from_environment(cls, env: Mapping[str, str], stdin_text: str) -> Brief:
@@ -96,7 +99,6 @@ class Brief:
             sample_id=env.get("TOOLBENCH_SAMPLE_ID", ""),
             epoch=int(epoch_text) if epoch_text.isdigit() else 0,
             data_version=env.get("TOOLBENCH_DATA_VERSION", ""),
-            data_dir=env.get("TOOLBENCH_DATA_DIR") or None,
         )
 
 
@@ -225,13 +227,53 @@ class McpTools:
 async def attempt(
     brief: Brief, model_spec: str, tools: Tools, model: Model, settings: LoopSettings
 ) -> str:
-    """One sample: the scripted path for oracle/replay, the tool loop for every other model."""
-    entry = known_model(model_spec)
-    if entry is not None and entry.name in SCRIPTED:
-        from toolbench.agents.reference_scripted import scripted_attempt
-
-        return await scripted_attempt(brief, entry.name, model, tools)
+    """One sample: the tool loop of the model over the tools."""
     return await tool_loop(model, tools, brief.request, settings)
+
+
+@dataclass(frozen=True)
+class Script:
+    """The harness's calls for ``--script`` (see module doc)."""
+
+    calls: tuple[tuple[str, dict[str, Any]], ...]
+    final: str
+    note: str = ""
+
+    @classmethod
+    def parse(cls, text: str) -> Script:
+        try:
+            raw = json.loads(text)
+        except (ValueError, RecursionError):
+            raise UserError("--script: stdin is not a JSON script") from None
+        calls = raw.get("calls") if isinstance(raw, dict) else None
+        if not isinstance(calls, list) or len(calls) > MAX_SCRIPT_CALLS:
+            raise UserError("--script: the script has no list of calls")
+        parsed = []
+        for call in calls:
+            name = call.get("name") if isinstance(call, dict) else None
+            arguments = call.get("arguments") if isinstance(call, dict) else None
+            if not isinstance(name, str) or not isinstance(arguments, dict):
+                raise UserError("--script: each call needs a name and an arguments object")
+            parsed.append((name, arguments))
+        final, note = raw.get("final", ""), raw.get("note", "")
+        return cls(tuple(parsed), str(final or ""), str(note or ""))
+
+
+async def play(script: Script, tools: Tools) -> str:
+    """Make the script's calls in order over MCP; a refused call is logged (stderr) and the
+    next is made, as the same action would go on in the task's own executor only where it
+    can: the world's judge decides what the refusal costs."""
+    if script.note:
+        print(f"reference agent: {script.note}", file=sys.stderr)
+    await tools.list_tools()
+    for name, arguments in script.calls:
+        reply = await tools.call(name, arguments)
+        if reply.is_error:
+            print(
+                f"reference agent: {name} refused: {bounded_text(reply.text, 300)}",
+                file=sys.stderr,
+            )
+    return script.final
 
 
 async def run(brief: Brief, args: argparse.Namespace, server: Any = None) -> str:
@@ -240,14 +282,8 @@ async def run(brief: Brief, args: argparse.Namespace, server: Any = None) -> str
     connect to instead of ``brief.mcp_url`` (an in-process server, in tests)."""
     from mcp import Client
 
-    options = ModelOptions(
-        base_url=args.base_url[0] if args.base_url else None,
-        base_urls=tuple(args.base_url or ()),
-        api_key=args.api_key,
-        timeout_s=args.timeout,
-        cache_path=None,
-    )
-    model = make_model(args.model, options)
+    script = Script.parse(brief.request) if args.script else None
+    model = None if script is not None else _model(args)
     settings = LoopSettings(args.max_turns, args.max_tokens, args.temperature)
     try:
         try:
@@ -258,17 +294,43 @@ async def run(brief: Brief, args: argparse.Namespace, server: Any = None) -> str
             ) from None
         outcome: str | BaseException
         try:
-            outcome = await attempt(brief, args.model, McpTools(client), model, settings)
+            tools = McpTools(client)
+            if script is not None:
+                outcome = await play(script, tools)
+            else:
+                assert model is not None
+                outcome = await attempt(brief, args.model, tools, model, settings)
         except Exception as error:  # reported below, after the session is closed
             outcome = error
         await _close_quietly(client)
     finally:
-        await model.aclose()
+        if model is not None:
+            await model.aclose()
     if isinstance(outcome, BaseException):
         if isinstance(outcome, (AgentFailed, UserError)):
             raise outcome
         raise AgentFailed(f"{type(outcome).__name__}: {_one_line(outcome)}") from outcome
     return outcome
+
+
+def _model(args: argparse.Namespace) -> Model:
+    """The model behind the loop; the scripted models are refused (the harness plays them)."""
+    if not args.model:
+        raise UserError("--model SPEC is required (or --script, for the harness's player)")
+    entry = known_model(args.model)
+    if entry is not None and entry.name in SCRIPTED:
+        raise UserError(
+            f"--model {args.model}: the oracle and replay models are played by the harness, "
+            f"which alone sees the data: run toolbench with --model agent:{args.model} instead"
+        )
+    options = ModelOptions(
+        base_url=args.base_url[0] if args.base_url else None,
+        base_urls=tuple(args.base_url or ()),
+        api_key=args.api_key,
+        timeout_s=args.timeout,
+        cache_path=None,
+    )
+    return make_model(args.model, options)
 
 
 async def _close_quietly(client: Any) -> None:
@@ -293,7 +355,13 @@ def parser() -> argparse.ArgumentParser:
         description="A small tool-calling agent over MCP, for `toolbench run TASK "
         '--model agent:"python -m toolbench.agents.reference --model SPEC"`.',
     )
-    p.add_argument("--model", required=True, help="a toolbench model spec (toolbench list models)")
+    p.add_argument("--model", help="a toolbench model spec (toolbench list models)")
+    p.add_argument(
+        "--script",
+        action="store_true",
+        help="play the calls given as JSON on stdin (the harness's agent:oracle and "
+        "agent:replay:FILE use this)",
+    )
     p.add_argument("--base-url", action="append", help="OpenAI-compatible server (repeatable)")
     p.add_argument("--api-key", default=None, help="API key (default: $OPENAI_API_KEY)")
     p.add_argument("--max-turns", type=int, default=DEFAULT_MAX_TURNS, help="model turns at most")

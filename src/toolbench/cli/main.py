@@ -188,7 +188,29 @@ def _add_run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         type=argtypes.seconds,
         default=300.0,
         metavar="SECONDS",
-        help="agent:COMMAND: wall time of one attempt before its process group is killed",
+        help="agent:COMMAND: wall time of one attempt before everything it started is killed",
+    )
+    run.add_argument(
+        "--agent-network",
+        choices=("host", "none"),
+        default="host",
+        help="agent:COMMAND: host (default: it may call remote model APIs) or none (only its "
+        "sample's MCP endpoint)",
+    )
+    run.add_argument(
+        "--agent-memory",
+        type=argtypes.non_negative_int,
+        default=8192,
+        metavar="MB",
+        help="agent:COMMAND: address space of each of its processes (0: unlimited)",
+    )
+    run.add_argument(
+        "--agent-env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="agent:COMMAND: pass this variable of your environment to the agent (repeatable; "
+        "*_API_KEY, *_BASE_URL, PATH, proxies and locale pass anyway)",
     )
     run.add_argument(
         "--max-retries",

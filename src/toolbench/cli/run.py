@@ -190,6 +190,9 @@ def model_options(args: argparse.Namespace, cache_dir: Path) -> ModelOptions:
         replicas=getattr(args, "model_replicas", 1),
         ray_address=getattr(args, "ray_address", None),
         agent_timeout_s=getattr(args, "agent_timeout", ModelOptions.agent_timeout_s),
+        agent_network=getattr(args, "agent_network", ModelOptions.agent_network),
+        agent_memory_mb=getattr(args, "agent_memory", ModelOptions.agent_memory_mb),
+        agent_env=tuple(getattr(args, "agent_env", ())),
     )
 
 

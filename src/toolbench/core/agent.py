@@ -19,13 +19,13 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from toolbench.core.bounded import bounded_text
 from toolbench.core.solve import SampleState
-from toolbench.types import Outcome
+from toolbench.types import Outcome, Sample
 
 if TYPE_CHECKING:
     from toolbench.core.task import Resources, Task
@@ -121,7 +121,10 @@ class AgentWorld(Protocol):
 
 @dataclass(frozen=True)
 class AgentBrief:
-    """What an agent is told about the sample it is to solve (besides the tools)."""
+    """What the harness knows of the attempt: what the agent is told (task, sample id, epoch,
+    request, data version), and what stays on the harness's side: the folders it must never
+    see (``data_dir``, ``run_dir``), and for the harness's own scripted agents (``oracle``,
+    ``replay:``) the sample and a maker of a second world of it to translate actions on."""
 
     task: str
     sample_id: str
@@ -129,6 +132,9 @@ class AgentBrief:
     request: str
     data_version: str
     data_dir: str | None = None
+    run_dir: str | None = None
+    sample: Sample | None = field(default=None, compare=False, repr=False)
+    fresh_world: Callable[[], AgentWorld] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -149,6 +155,15 @@ class Agent(Protocol):
     name: str
 
     async def attempt(self, world: AgentWorld, brief: AgentBrief) -> AgentEnd: ...
+
+
+@runtime_checkable
+class ContainedAgent(Protocol):
+    """An agent whose attempts run in an OS layer (``agents.contain``): what kept it in is
+    recorded in run.json (``agent_isolation``) and shown by the report."""
+
+    @property
+    def isolation(self) -> Mapping[str, Any]: ...
 
 
 class RecordingWorld:
@@ -232,6 +247,9 @@ async def solve_with_agent(
         request=world.request,
         data_version=resources.data.version,
         data_dir=resources.data.source,
+        run_dir=str(resources.run_dir) if resources.run_dir is not None else None,
+        sample=state.sample,
+        fresh_world=lambda: task.agent_world(resources.data, state.sample, resources),
     )
     try:
         end = await agent.attempt(recording, brief)

@@ -75,3 +75,9 @@ class ModelOptions:
     # agent:COMMAND: seconds of wall time one attempt may take before its process group is
     # killed (--agent-timeout).
     agent_timeout_s: float = 300.0
+    # agent:COMMAND's OS layer (``agents.contain``): its network ("host" or "none"), its
+    # address space in MB (0: unlimited), and further environment variables passed to it by
+    # name (--agent-network, --agent-memory, --agent-env).
+    agent_network: str = "host"
+    agent_memory_mb: int = 8192
+    agent_env: tuple[str, ...] = ()

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -238,6 +238,21 @@ def load_runs(folders: Sequence[Path], allow_modified: bool) -> list[LoadedRun]:
     return runs
 
 
+def agent_isolation(info: Mapping[str, Any]) -> dict[str, Any] | None:
+    """run.json's ``agent_isolation`` (runs of an agent: what kept its processes in), bounded
+    and typed, or None for a run of a model."""
+    raw = info.get("agent_isolation")
+    if not isinstance(raw, dict):
+        return None
+    missing = raw.get("missing")
+    return {
+        "level": str(raw.get("level", "unknown"))[:40],
+        "missing": [str(m)[:80] for m in missing[:20]] if isinstance(missing, list) else [],
+        "network": str(raw.get("network", ""))[:20],
+        "summary": str(raw.get("summary", ""))[:300],
+    }
+
+
 def render_checks(run: LoadedRun, console: Console) -> None:
     """The lines above a run's tables: log check, isolation level and tokens (plain text:
     run.json strings are never read as markup)."""
@@ -259,6 +274,11 @@ def render_checks(run: LoadedRun, console: Console) -> None:
             missing = ", ".join(isolation["missing"]) or "not stated"
             warning = f"warning: programs ran with isolation level {level} (not full; missing: "
             say(f"{warning}{missing})", "bold yellow")
+    agents = agent_isolation(run.info)
+    if agents is not None:
+        say(f"agent isolation: {agents['summary']}", "dim")
+        if agents["level"] != "full":
+            say(f"warning: agent processes were not contained ({agents['level']})", "bold yellow")
     tokens = tokens_line(run.info)
     if tokens is not None:
         say(tokens, "dim")
@@ -276,6 +296,9 @@ def checks_json(runs: Sequence[LoadedRun]) -> dict[str, Any]:
             for run in runs
         },
         "isolation": {str(run.folder): run.isolation for run in runs if run.isolation},
+        "agent_isolation": {
+            str(run.folder): found for run in runs if (found := agent_isolation(run.info))
+        },
         "status": {str(run.folder): run.status.as_json() for run in runs},
         **({"comparison_note": note} if (note := comparison_note(runs)) else {}),
     }

@@ -20,6 +20,7 @@ from typing import Any
 from rich.console import Console
 
 from toolbench.config import RunConfig, fingerprint_of, fingerprint_parts
+from toolbench.core.agent import ContainedAgent
 from toolbench.core.task import LiveOptions, Resources, Task, TaskBase
 from toolbench.errors import UserError
 from toolbench.models.base import FitsData, Model, ModelOptions
@@ -205,6 +206,8 @@ def execute(
                 }
             )
         plan.extra_final["isolation"] = opened.isolation  # what kept model code in
+        if isinstance(opened.work.model, ContainedAgent):  # what kept the agent in
+            plan.info["agent_isolation"] = dict(opened.work.model.isolation)
         plan.executor = executor
         more = getattr(plan.executor, "final_info", None)
         if callable(more):  # e.g. what each node did, its models' pools merged
