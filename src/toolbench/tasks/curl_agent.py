@@ -58,8 +58,9 @@ _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _PARAM_LINE = re.compile(r"^\s*(\w+(?:\s*[,/]\s*\w+)*)\s*:\s*(.*)$")
 _INTEGER = re.compile(r"-?\d{1,18}")
 _NUMBER = re.compile(r"-?(?:\d{1,20}(?:\.\d{0,20})?|\.\d{1,20})")
-# A path parameter is one path segment: no separators, so a value cannot reach another route.
-_SEGMENT = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": r"^[^/?#\\]+$"}
+# A path parameter is one path segment: no separators, so a value cannot reach another route;
+# its length is in the pattern (strict function calling knows no minLength/maxLength).
+_SEGMENT = {"type": "string", "pattern": r"^[^/?#\\]{1,200}$"}
 
 
 @dataclass(frozen=True)
@@ -246,6 +247,15 @@ def argument_error(endpoint: Endpoint, arguments: Any) -> str | None:
     return one_line(f"{endpoint.tool}: {where + ': ' if where else ''}{error.message}", 300)
 
 
+def given(endpoint: Endpoint, arguments: Any) -> Any:
+    """The arguments without a null for an optional parameter: strict function calling makes
+    a client send null for each optional parameter it leaves out, which means "not given"."""
+    if not isinstance(arguments, Mapping):
+        return arguments
+    optional = {p.name for p in endpoint.params if not p.required}
+    return {k: v for k, v in arguments.items() if v is not None or k not in optional}
+
+
 # -- calls <-> requests ------------------------------------------------------------------------
 
 
@@ -394,6 +404,7 @@ class CurlAgentWorld:
         if endpoint is None:
             known = ", ".join(sorted(self._by_tool))
             return ToolReply(f"unknown tool {one_line(str(name), 80)}; tools: {known}", True)
+        arguments = given(endpoint, arguments)
         error = argument_error(endpoint, arguments)
         if error is not None:
             return ToolReply(f"invalid arguments: {error}", True)

@@ -2,7 +2,11 @@
 
 The tools are the ``worksheet.*`` methods ``docs.FUNCTIONS`` documents (the model's own docs):
 each doc's signature line is parsed (``ast``, never run) into a JSON Schema, a parameter with
-a default being optional. The spreadsheet-level calls (``sheet.worksheet``, ``add_worksheet``)
+a default being optional. A ``dict`` (or tuple) annotation has no schema of its own: the keys
+of such a parameter are written in ``schemas.PARAMETERS`` (gspread's ``{'range', 'values'}``,
+a CellFormat ...), so every tool passes strict function calling. A null given for an optional
+argument (or key) is read as "not given": strict clients send one for each they leave out.
+The spreadsheet-level calls (``sheet.worksheet``, ``add_worksheet``)
 and the pandas helpers are not tools: they return objects, not answers, and an agent edits the
 question's sheet only.
 
@@ -20,6 +24,7 @@ one ``update`` (user-entered, from A1) that writes the same cells.
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import json
 import math
@@ -29,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import jsonschema
 
 from toolbench.core.agent import AgentWorld, ToolCall, ToolSpec, Untranslatable
-from toolbench.tasks.google_sheets import docs
+from toolbench.tasks.google_sheets import docs, schemas
 from toolbench.tasks.google_sheets.recording import make_recording_world
 from toolbench.tasks.program_task import crash_outcome
 from toolbench.tasks.tool_calling.agent_world import ProgramAgentWorld, json_reply
@@ -60,23 +65,24 @@ def _annotation_schema(node: ast.expr | None) -> dict[str, Any]:
         simple = {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}
         if node.id in simple:
             return {"type": simple[node.id]}
-        if node.id == "dict":
-            return {"type": "object"}
         if node.id == "list":
             return {"type": "array", "items": dict(_SCALAR)}
-    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
-        inner = node.slice
-        if node.value.id == "list":
-            return {"type": "array", "items": _annotation_schema(inner)}
-        if node.value.id == "tuple" and isinstance(inner, ast.Tuple):
-            items = [_annotation_schema(e) for e in inner.elts]
-            return {
-                "type": "array",
-                "prefixItems": items,
-                "minItems": len(items),
-                "maxItems": len(items),
-            }
-    raise ValueError(f"no schema for the annotation {ast.unparse(node)!r}")
+    if (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "list"
+    ):
+        return {"type": "array", "items": _annotation_schema(node.slice)}
+    # dict and tuple are left to schemas.PARAMETERS: an open object tells an agent nothing
+    raise ValueError(
+        f"no schema for the annotation {ast.unparse(node)!r}; describe the parameter in "
+        "google_sheets/schemas.py PARAMETERS"
+    )
+
+
+def _parameter(tool: str, param: ast.arg) -> dict[str, Any]:
+    written = schemas.PARAMETERS.get((tool, param.arg))
+    return copy.deepcopy(written) if written else _annotation_schema(param.annotation)
 
 
 def _signature(doc: str) -> ast.arguments | None:
@@ -97,17 +103,16 @@ def _spec(name: str, doc: str, args: ast.arguments) -> tuple[ToolSpec, tuple[str
     params = list(args.args)
     first_default = len(params) - len(args.defaults)
     for index, param in enumerate(params):
-        properties[param.arg] = _annotation_schema(param.annotation)
+        properties[param.arg] = _parameter(name, param)
         if index < first_default:
             required.append(param.arg)
     for param, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
-        properties[param.arg] = _annotation_schema(param.annotation)
+        properties[param.arg] = _parameter(name, param)
         if default is None:
             required.append(param.arg)
     positional: tuple[str, ...] = ()
-    if args.vararg is not None:
-        item = _annotation_schema(args.vararg.annotation)
-        properties[args.vararg.arg] = {"type": "array", "items": item, "minItems": 1}
+    if args.vararg is not None:  # its schema (an array of the arguments) is in PARAMETERS
+        properties[args.vararg.arg] = copy.deepcopy(schemas.PARAMETERS[(name, args.vararg.arg)])
         required.insert(0, args.vararg.arg)
         positional = (args.vararg.arg,)
     description = " ".join(line[1:].strip() for line in doc.splitlines() if line.startswith("#"))
@@ -152,6 +157,27 @@ def _literal(value: Any, depth: int = 0) -> str:
     raise BadCall(f"{type(value).__name__} is not a JSON value")
 
 
+def unset_nulls(schema: Mapping[str, Any], value: Any) -> Any:
+    """``value`` without the nulls given for optional properties, at every level the schema
+    describes: a strict client fills each property it leaves out with null, which means "not
+    given" (the default; in a format, "keep that part"), never "clear it". Walks the schema,
+    not the value, so a deep value costs no deeper recursion than the schema has."""
+    if isinstance(value, Mapping) and isinstance(schema.get("properties"), Mapping):
+        required, properties = set(schema.get("required", ())), schema["properties"]
+        return {
+            key: unset_nulls(properties.get(key, {}), item)
+            for key, item in value.items()
+            if item is not None or key in required
+        }
+    if isinstance(value, list) and isinstance(schema.get("items"), Mapping):
+        return [unset_nulls(schema["items"], item) for item in value]
+    wanted = "object" if isinstance(value, Mapping) else "array" if isinstance(value, list) else ""
+    for branch in schema.get("anyOf", ()):
+        if wanted and branch.get("type") == wanted:
+            return unset_nulls(branch, value)
+    return value
+
+
 def sheet_line(name: Any, arguments: Mapping[str, Any]) -> str:
     """The program line of one worksheet call, or ``BadCall`` in the schema's words."""
     tools, positional = sheet_tools()
@@ -165,17 +191,18 @@ def sheet_line(name: Any, arguments: Mapping[str, Any]) -> str:
         raise BadCall("the arguments must be a JSON object of JSON values") from None
     if size > MAX_ARGUMENT_CHARS:
         raise BadCall(f"the arguments are longer than {MAX_ARGUMENT_CHARS} characters")
+    arguments = unset_nulls(tool.input_schema, arguments)
     error = jsonschema.exceptions.best_match(
         jsonschema.Draft202012Validator(tool.input_schema).iter_errors(dict(arguments))
     )
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "arguments"
         raise BadCall(f"{tool.name}: {where}: {error.message[:300]}")
-    parts = []
+    parts = []  # the *args first, whatever order the agent wrote the keys in
+    for key in positional[tool.name]:
+        parts += [_literal(item) for item in arguments[key]]
     for key, value in arguments.items():
-        if key in positional[tool.name]:
-            parts += [_literal(tuple_item) for tuple_item in value]
-        else:
+        if key not in positional[tool.name]:
             parts.append(f"{key}={_literal(value)}")
     return f"{RECEIVER}.{tool.name}({', '.join(parts)})"
 

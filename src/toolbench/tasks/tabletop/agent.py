@@ -64,7 +64,8 @@ MAX_RECORDED = 1_000  # calls one translated program may make
 # another function that no JSON call can carry is left out, as it changes nothing.
 EFFECTS = frozenset({"put_first_on_second", "say"})
 
-_NAME = {"type": "string", "maxLength": MAX_NAME_CHARS}
+# A name's length is checked by ``_convert`` (strict function calling knows no maxLength).
+_NAME = {"type": "string"}
 _NUMBER = {"type": "number"}
 _POINT = {"type": "array", "items": _NUMBER, "minItems": 2, "maxItems": 3}
 _XY = {"type": "array", "items": _NUMBER, "minItems": 2, "maxItems": 2}
