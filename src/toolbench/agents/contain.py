@@ -152,7 +152,10 @@ def sensitive_paths(extra: Iterable[str | os.PathLike[str] | None]) -> list[str]
         Path.cwd() / "runs",
         *masked_data_dirs([str(PACKAGE_DIR)]),
     ]
-    return sorted({os.path.realpath(p) for p in places if p and os.path.lexists(p)})
+    found = sorted({os.path.realpath(p) for p in places if p and os.path.lexists(p)})
+    # A folder inside one already hidden is left alone: mounting over it would make its
+    # name appear in the empty view of its parent.
+    return [p for p in found if not any(p.startswith(q.rstrip("/") + "/") for q in found)]
 
 
 def command_paths(argv: Sequence[str]) -> list[str]:
