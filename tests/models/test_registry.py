@@ -4,6 +4,7 @@ broken or clashing installed model refused by name."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -111,8 +112,9 @@ def test_a_broken_entry_point_names_its_distribution(site: Path) -> None:
     assert "plug-broken" in str(caught.value) and "ModuleNotFoundError" in str(caught.value)
 
 
-def test_a_built_in_name_taken_by_an_installed_model_is_refused(site: Path) -> None:
+def test_a_built_in_name_taken_by_an_installed_model_is_left_out_and_named(site: Path) -> None:
     install(site, "plug-clash", "[toolbench.models]\noracle = plug_models:make\n",
             {"plug_models": MODEL_MODULE})  # fmt: skip
-    with pytest.raises(UserError, match=r"plug-clash.*built-in model is called 'oracle'"):
-        registry.all_models()
+    assert registry.all_models() == list(registry.BUILTIN)  # issue 36: a warning, not an error
+    (problem,) = registry.problems()
+    assert re.search(r"plug-clash.*built-in model is called 'oracle'", problem)

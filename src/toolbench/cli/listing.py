@@ -1,43 +1,78 @@
-"""``toolbench list tasks|models``."""
+"""``toolbench list tasks|models``.
+
+A listing shows everything that can be used and says, one warning line each on stderr, what
+was left out and why: an installed distribution whose task or model does not load (its import
+fails or exits), is not a task or model, or takes a built-in's name. One broken plugin never
+hides the built-ins or the other plugins, and the command exits 0 (``toolbench.plugins``).
+"""
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import sys
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from toolbench.plugins import PluginError, call_plugin, warning_line
+
+if TYPE_CHECKING:
+    from toolbench.core.task import Task
+
 
 def command_list(args: argparse.Namespace, console: Console) -> int:
     table = Table()
-    if args.what == "tasks":
-        from toolbench.tasks.registry import all_tasks
-
-        for column in ("task", "versions", "metrics", "options", "what the model writes"):
-            table.add_column(column)
-        for task in all_tasks():
-            # As --task-option writes them: NAME=VALUE, VALUE in JSON.
-            options = ", ".join(
-                f"{k}={json.dumps(v, default=str)}" for k, v in task.option_defaults.items()
-            )
-            table.add_row(
-                task.name,
-                ", ".join(task.versions()),
-                ", ".join(task.metrics),
-                escape(options or "-"),
-                task.summary,
-            )
-    else:
-        from toolbench.models.registry import all_models
-
-        for column in ("model spec", "what it is", "needs", "used by"):
-            table.add_column(column)
-        for model in all_models():
-            # escape: "toolbench[dense]" and "random[:SEED]" are not rich markup
-            table.add_row(
-                *(escape(text) for text in (model.spec, model.what, model.needs, model.runs))
-            )
+    problems = _task_table(table) if args.what == "tasks" else _model_table(table)
     console.print(table)
+    for problem in problems:
+        print(warning_line(problem), file=sys.stderr)
     return 0
+
+
+def _task_table(table: Table) -> list[str]:
+    from toolbench.tasks.registry import all_tasks, installed_from, problems
+
+    for column in ("task", "versions", "metrics", "options", "what the model writes"):
+        table.add_column(column)
+    left_out = problems()
+    for task in all_tasks():
+        try:  # an installed task's members are its own code: one that fails is left out
+            row = call_plugin(functools.partial(_task_row, task))
+        except PluginError as exc:
+            origin = installed_from(task.name) or f"task {task.name}"
+            left_out.append(
+                f"{origin}: cannot be listed ({exc}); fix or uninstall that distribution"
+            )
+            continue
+        table.add_row(*row)
+    return left_out
+
+
+def _task_row(task: Task) -> list[str]:
+    # As --task-option writes them: NAME=VALUE, VALUE in JSON.
+    options = ", ".join(
+        f"{k}={json.dumps(v, default=str)}" for k, v in task.option_defaults.items()
+    )
+    return [
+        str(task.name),
+        ", ".join(task.versions()),
+        ", ".join(task.metrics),
+        escape(options or "-"),
+        str(task.summary),
+    ]
+
+
+def _model_table(table: Table) -> list[str]:
+    from toolbench.models.registry import all_models, problems
+
+    for column in ("model spec", "what it is", "needs", "used by"):
+        table.add_column(column)
+    left_out = problems()
+    for model in all_models():
+        # escape: "toolbench[dense]" and "random[:SEED]" are not rich markup
+        table.add_row(*(escape(text) for text in (model.spec, model.what, model.needs, model.runs)))
+    return left_out

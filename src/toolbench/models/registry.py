@@ -21,6 +21,11 @@ built-in's. Its object is either
 * a ``KnownModel`` (or an object with its fields), to state the listing line, the
   capabilities, the argument pattern and the wrapping; its ``factory`` is a callable or a
   ``"module:function"`` reference.
+
+An installed model that cannot be used (its import fails or exits, its object is neither,
+it takes a built-in's name) is left out of ``all_models`` and reported by ``problems`` (one
+line each, for ``toolbench list models``); asking for it by name (``lookup``) is a
+``UserError`` saying why (``toolbench.plugins``).
 """
 
 from __future__ import annotations
@@ -30,11 +35,10 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from toolbench.errors import UserError
-from toolbench.plugins import installed
-from toolbench.plugins import where as where_of
+from toolbench.plugins import Installed, PluginError, call_plugin, cannot_load, installed, unusable
 
 if TYPE_CHECKING:
     from toolbench.models.base import Model, ModelOptions
@@ -189,63 +193,98 @@ _BY_NAME = {entry.name: entry for entry in BUILTIN}
 
 
 def lookup(name: str) -> KnownModel | None:
-    """The entry whose spec starts with ``name`` (built-in, else installed), or None."""
+    """The entry whose spec starts with ``name`` (built-in, else installed), or None; an
+    installed one of that name that cannot be used is a ``UserError`` saying why."""
     if name in _BY_NAME:
         return _BY_NAME[name]
-    point = _installed().get(name)
-    return _from_entry_point(point) if point is not None else None
+    found = _installed()
+    point = found.points.get(name)
+    if point is not None:
+        loaded = _from_entry_point(point)
+        if isinstance(loaded, PluginError):
+            raise loaded
+        return loaded
+    problem = found.problem(name)
+    if problem is not None:
+        raise PluginError(problem.message)
+    return None
 
 
 def all_models() -> list[KnownModel]:
-    """Every entry: the built-ins in their order, then the installed ones by name."""
-    return [*BUILTIN, *(_from_entry_point(point) for point in _installed().values())]
+    """Every usable entry: the built-ins in their order, then the installed ones by name (one
+    that does not load is left out: ``problems`` says why)."""
+    loaded = [_from_entry_point(point) for point in _installed().points.values()]
+    return [*BUILTIN, *(entry for entry in loaded if isinstance(entry, KnownModel))]
 
 
-def _installed() -> dict[str, EntryPoint]:
+def problems() -> list[str]:
+    """Why each installed model that cannot be used is left out: one line each, naming its
+    entry point, its distribution and the fix (imports every installed model)."""
+    found = _installed()
+    lines = [problem.message for problem in found.problems]
+    for point in found.points.values():
+        loaded = _from_entry_point(point)
+        if isinstance(loaded, PluginError):
+            lines.append(str(loaded))
+    return lines
+
+
+def _installed() -> Installed:
     return installed(GROUP, _BY_NAME, "model")
 
 
 @functools.cache
-def _from_entry_point(point: EntryPoint) -> KnownModel:
-    where = where_of(point)
+def _from_entry_point(point: EntryPoint) -> KnownModel | PluginError:
+    """Load an installed model's entry once; what goes wrong (the import fails or exits, the
+    object is neither a factory nor a KnownModel) is returned as its one-line error."""
     try:
-        loaded = point.load()
-    except Exception as exc:  # third-party code: any failure is that package's, named
-        raise UserError(
-            f"{where}: cannot load the model ({type(exc).__name__}: {exc}); fix or uninstall "
-            "that distribution"
-        ) from None
+        loaded = call_plugin(point.load)
+    except PluginError as exc:
+        return cannot_load(point, "model", exc)
+    try:
+        entry = call_plugin(lambda: _entry(point, loaded))
+    except PluginError as exc:  # reading the object ran its code, which failed
+        return unusable(point, f"its model entry cannot be read ({exc})")
+    if entry is None:
+        return unusable(
+            point,
+            f"{type(loaded).__name__} is neither a model factory nor a KnownModel; see "
+            "toolbench.models.registry for the contract",
+        )
+    if entry.name != point.name or not entry.answers <= EVERYTHING:
+        return unusable(
+            point,
+            f"its spec {entry.spec!r} must start with the entry point's name and its "
+            f"answers be among {', '.join(sorted(EVERYTHING))}",
+        )
+    return entry
+
+
+def _entry(point: EntryPoint, loaded: object) -> KnownModel | None:
+    """The entry an installed object states (a KnownModel's fields) or implies (a factory);
+    None for anything else."""
     fields = ("spec", "what", "needs", "answers", "factory")
     if all(hasattr(loaded, field) for field in fields):
-        entry = KnownModel(
-            spec=str(loaded.spec),
-            what=str(loaded.what),
-            needs=str(loaded.needs),
-            answers=frozenset(loaded.answers),
-            factory=loaded.factory,
-            retries=bool(getattr(loaded, "retries", False)),
-            cache=bool(getattr(loaded, "cache", True)),
+        known: Any = loaded
+        return KnownModel(
+            spec=str(known.spec),
+            what=str(known.what),
+            needs=str(known.needs),
+            answers=frozenset(known.answers),
+            factory=known.factory,
+            retries=bool(getattr(known, "retries", False)),
+            cache=bool(getattr(known, "cache", True)),
         )
-    elif callable(loaded):
+    if callable(loaded):
         doc = (loaded.__doc__ or "").strip().splitlines()
-        entry = KnownModel(
+        return KnownModel(
             f"{point.name}[:ARG]",
             doc[0] if doc else f"installed model from {_dist(point)}",
             f"the {_dist(point)} package",
             EVERYTHING,
             loaded,
         )
-    else:
-        raise UserError(
-            f"{where}: {type(loaded).__name__} is neither a model factory nor a KnownModel; "
-            "see toolbench.models.registry for the contract"
-        )
-    if entry.name != point.name or not entry.answers <= EVERYTHING:
-        raise UserError(
-            f"{where}: its spec {entry.spec!r} must start with the entry point's name and its "
-            f"answers be among {', '.join(sorted(EVERYTHING))}"
-        )
-    return entry
+    return None
 
 
 def _dist(point: EntryPoint) -> str:

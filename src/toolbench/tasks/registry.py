@@ -10,6 +10,11 @@ asked for, so listing commands and ``--help`` stay fast. Other packages add task
 
 The entry point's name is the task's name (``task.name`` must equal it) and may not be a
 built-in's. Scripts and tests may also add task objects in-process (``register``).
+
+An installed task that cannot be used (its import fails or exits, its object is not a task,
+it takes a built-in's name) is left out of ``task_names``/``all_tasks`` and reported by
+``problems`` (one line each, for ``toolbench list tasks``); every other task works as before,
+and asking for the broken one by name is a ``UserError`` saying why (``toolbench.plugins``).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from importlib.metadata import EntryPoint
 from typing import TYPE_CHECKING, Any
 
 from toolbench.errors import UserError, did_you_mean
-from toolbench.plugins import installed
+from toolbench.plugins import Installed, PluginError, call_plugin, cannot_load, installed, unusable
 from toolbench.plugins import where as where_of
 
 if TYPE_CHECKING:
@@ -55,7 +60,9 @@ _REQUIRED = ("name", "summary", "metrics", "defaults", "versions", "load", "prep
 def register(task: Task) -> None:
     """Make ``task`` available by its name in this process (e.g. for ``toolbench.run`` or a
     test); a built-in's name is refused."""
-    _check_shape(task, "register")
+    missing = _missing(task)
+    if missing:
+        raise UserError(f"register: {_not_a_task(task, missing)}")
     if task.name in BUILTIN:
         raise UserError(f"task {task.name}: a built-in task has that name; choose another")
     REGISTERED[task.name] = task
@@ -63,33 +70,68 @@ def register(task: Task) -> None:
 
 def task_names() -> list[str]:
     """Every task's name: the built-ins in their order, then registered ones, then installed
-    ones by name."""
-    names = dict.fromkeys([*BUILTIN, *REGISTERED, *_installed()])
+    ones by name (not those set aside: a built-in's name, a name two distributions use)."""
+    names = dict.fromkeys([*BUILTIN, *REGISTERED, *_installed().points])
     return list(names)
 
 
 def all_tasks() -> list[Task]:
-    """Every task object, in ``task_names`` order (imports every task)."""
-    return [get_task(name) for name in task_names()]
+    """Every task object that can be used, in ``task_names`` order (imports every task); an
+    installed one that does not load is left out (``problems`` says why)."""
+    tasks = []
+    for name in task_names():
+        try:
+            tasks.append(get_task(name))
+        except PluginError:
+            continue
+    return tasks
+
+
+def problems() -> list[str]:
+    """Why each installed task that cannot be used is left out: one line each, naming its
+    entry point, its distribution and the fix (imports every installed task)."""
+    found = _installed()
+    lines = [problem.message for problem in found.problems]
+    for point in found.points.values():
+        loaded = _from_entry_point(point)
+        if isinstance(loaded, PluginError):
+            lines.append(str(loaded))
+    return lines
+
+
+def installed_from(name: str) -> str | None:
+    """``entry point NAME = VALUE (GROUP, distribution DIST)`` of an installed task, or None
+    for a built-in or registered one (what a listing names when the task misbehaves)."""
+    if name in BUILTIN or name in REGISTERED:
+        return None
+    point = _installed().points.get(name)
+    return where_of(point) if point is not None else None
 
 
 def get_task(name: str) -> Task:
-    """The task called ``name``; ``UserError`` naming the nearest names if there is none."""
+    """The task called ``name``; ``UserError`` naming the nearest names if there is none, or
+    why an installed one of that name cannot be used."""
     if name in REGISTERED:
         return REGISTERED[name]
     if name in BUILTIN:
         return _builtin(name)
-    installed = _installed()
-    if name in installed:
-        return _from_entry_point(installed[name])
-    known = [*BUILTIN, *REGISTERED, *installed]
+    found = _installed()
+    if name in found.points:
+        loaded = _from_entry_point(found.points[name])
+        if isinstance(loaded, PluginError):
+            raise loaded
+        return loaded
+    problem = found.problem(name)
+    if problem is not None:
+        raise PluginError(problem.message)
+    known = [*BUILTIN, *REGISTERED, *found.points]
     raise UserError(f"unknown task {name!r}{did_you_mean(name, known)}")
 
 
 def find_task(name: str) -> Task | None:
     """The task called ``name``, or None when no task has that name (reading a run folder
     written with a task that is not installed here)."""
-    if name in REGISTERED or name in BUILTIN or name in _installed():
+    if name in REGISTERED or name in BUILTIN or name in _installed().points:
         return get_task(name)
     return None
 
@@ -109,40 +151,53 @@ def _builtin(name: str) -> Task:
     return task
 
 
-def _installed() -> dict[str, EntryPoint]:
+def _installed() -> Installed:
     return installed(GROUP, BUILTIN, "task")
 
 
 @functools.cache
-def _from_entry_point(point: EntryPoint) -> Task:
-    """Load an installed task: the entry point's object is a task, or a zero-argument
-    callable (a class, a function) that returns one."""
-    where = where_of(point)
+def _from_entry_point(point: EntryPoint) -> Task | PluginError:
+    """Load an installed task once: the entry point's object is a task, or a zero-argument
+    callable (a class, a function) that returns one. What goes wrong (the import fails or
+    exits, the object is no task) is that package's, returned as its one-line error."""
     try:
-        loaded = point.load()
-        task = loaded() if callable(loaded) and not _looks_like_task(loaded) else loaded
-    except Exception as exc:  # third-party code: any failure is that package's, named
-        raise UserError(
-            f"{where}: cannot load the task ({type(exc).__name__}: {exc}); fix or uninstall "
-            "that distribution"
-        ) from None
-    _check_shape(task, where)
+        loaded = call_plugin(point.load)
+        task = call_plugin(lambda: loaded() if _is_factory(loaded) else loaded)
+    except PluginError as exc:
+        return cannot_load(point, "task", exc)
+    try:
+        problem = call_plugin(lambda: _problem(point, task))
+    except PluginError as exc:  # reading the object ran its code, which failed
+        return unusable(point, f"its task cannot be read ({exc})")
+    return unusable(point, problem) if problem else task
+
+
+def _is_factory(value: Any) -> bool:
+    return callable(value) and not _looks_like_task(value)
+
+
+def _problem(point: EntryPoint, task: Any) -> str | None:
+    missing = _missing(task)
+    if missing:
+        return _not_a_task(task, missing)
     if task.name != point.name:
-        raise UserError(
-            f"{where}: the task it gives is named {task.name!r}; the entry point's name and "
-            "the task's name must be the same"
+        return (
+            f"the task it gives is named {task.name!r}; the entry point's name and the task's "
+            "name must be the same"
         )
-    return task
+    return None
 
 
 def _looks_like_task(value: Any) -> bool:
-    return not isinstance(value, type) and all(hasattr(value, a) for a in _REQUIRED)
+    return not isinstance(value, type) and not _missing(value)
 
 
-def _check_shape(value: Any, where: str) -> None:
-    missing = [attribute for attribute in _REQUIRED if not hasattr(value, attribute)]
-    if missing:
-        raise UserError(
-            f"{where}: {type(value).__name__} is not a task (it lacks {', '.join(missing)}); "
-            "subclass toolbench.core.TaskBase and give it the Task protocol's members"
-        )
+def _missing(value: Any) -> list[str]:
+    return [attribute for attribute in _REQUIRED if not hasattr(value, attribute)]
+
+
+def _not_a_task(value: Any, missing: list[str]) -> str:
+    return (
+        f"{type(value).__name__} is not a task (it lacks {', '.join(missing)}); subclass "
+        "toolbench.core.TaskBase and give it the Task protocol's members"
+    )
