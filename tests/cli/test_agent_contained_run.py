@@ -43,7 +43,7 @@ def test_a_hostile_agent_finds_nothing_of_the_run(
     assert len(records) == 2
     for record in records:
         seen = json.loads(record["prediction"])
-        assert seen[f"read:{DATA}"] == {"entries": []}
+        assert seen[f"read:{DATA}"] == {"error": "FileNotFoundError"}  # toolbench's tasks
         assert seen[f"read:{out}"] == {"entries": []}
         assert seen[f"read:{out / 'samples.jsonl'}"] == {"error": "FileNotFoundError"}
         assert seen["environ"] == []  # the other sample's agent runs at the same time

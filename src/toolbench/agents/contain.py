@@ -12,8 +12,9 @@ PID, mount, IPC and UTS namespaces with every capability dropped:
 - **Read-only, minus the answers.** The file system is the host's, read-only, except: a
   private ``/tmp`` and ``/var/tmp`` (size-capped tmpfs), a fresh ``/dev``, its own writable
   scratch folder (its cwd and ``$HOME``), and *hidden* (empty in its view): the run folder,
-  ``./runs``, the data folders, toolbench's own task data, the response cache, the log key
-  folder (``package.key_dir``) and every other attempt's scratch folder. What the command
+  ``./runs``, the data folders, toolbench's own tasks (data and the generators that would
+  rebuild it), the response cache, the log key folder (``package.key_dir``) and every other
+  attempt's scratch folder. What the command
   line names (the program, a script and the folder it lives in) and the Python installation
   stay visible even where they lie under ``/tmp``.
 - **Network**: ``host`` (default; agents call remote model APIs) keeps the host's network,
@@ -79,6 +80,10 @@ PASSED_SUFFIXES = ("_API_KEY", "_API_BASE", "_BASE_URL", "_API_VERSION", "_ORG_I
 PASSED_PREFIXES = ("LC_",)
 
 _SYSTEM_TMP = ("/tmp", "/var/tmp")
+#: Parts of the toolbench package no agent needs and that would give answers away: the
+#: tasks (their data generators rebuild the test sets, gold included, byte for byte) and the
+#: awareness builders. The reference agent needs neither (it sits below them in the layers).
+TOOLBENCH_HIDDEN = ("tasks", "aware")
 
 
 @dataclass(frozen=True)
@@ -151,6 +156,7 @@ def sensitive_paths(extra: Iterable[str | os.PathLike[str] | None]) -> list[str]
         key_dir(),
         Path.cwd() / "runs",
         *masked_data_dirs([str(PACKAGE_DIR)]),
+        *(PACKAGE_DIR / name for name in TOOLBENCH_HIDDEN),
     ]
     found = sorted({os.path.realpath(p) for p in places if p and os.path.lexists(p)})
     # A folder inside one already hidden is left alone: mounting over it would make its

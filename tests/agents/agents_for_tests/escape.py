@@ -11,6 +11,9 @@ sample, or only by sample ID when written ``ID=probe``:
   orphan:PORT:S    double fork + setsid; the orphan connects to 127.0.0.1:PORT after S seconds
   hold:S           stay alive S seconds (so that another attempt runs meanwhile)
   call:URL         POST an MCP initialize to URL and report the HTTP status
+  guess            call its own MCP server with another (guessed) token
+  import:MODULE    import a module (e.g. a task's data generator)
+  allocate:MB      allocate that much memory
 """
 
 import json
@@ -100,6 +103,24 @@ def call(url: str) -> object:
         return {"error": type(exc).__name__}
 
 
+def load(module: str) -> object:
+    import importlib
+
+    try:
+        importlib.import_module(module)
+        return {"imported": True}
+    except ImportError as exc:
+        return {"error": type(exc).__name__}
+
+
+def allocate(megabytes: str) -> object:
+    try:
+        block = bytearray(int(megabytes) * 1024 * 1024)
+        return {"allocated": len(block)}
+    except MemoryError:
+        return {"error": "MemoryError"}
+
+
 def main() -> int:
     results: dict[str, object] = {}
     sample = os.environ.get("TOOLBENCH_SAMPLE_ID", "")
@@ -128,6 +149,13 @@ def main() -> int:
             time.sleep(float(rest))
         elif kind == "call":
             results[probe] = call(rest)
+        elif kind == "guess":
+            own = os.environ["TOOLBENCH_MCP_URL"]
+            results[probe] = call(own.rsplit("/", 1)[0] + "/" + "A" * 32)
+        elif kind == "import":
+            results[probe] = load(rest)
+        elif kind == "allocate":
+            results[probe] = allocate(rest)
     print(json.dumps(results))
     return 0
 
