@@ -18,6 +18,7 @@ from rich.console import Console
 from toolbench import __version__
 from toolbench.cli import argtypes
 from toolbench.errors import UserError
+from toolbench.models.base import MAX_RESPONSE_BYTES
 from toolbench.sandbox.limits import DEFAULT_WALL_S
 from toolbench.tasks.service import SIMULATED_API_KEY
 
@@ -181,7 +182,16 @@ def _add_run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         "--no-cache", action="store_true", help="do not read or write the response cache"
     )
     run.add_argument(
-        "--timeout", type=argtypes.seconds, default=60.0, help="seconds per model request"
+        "--timeout", type=argtypes.seconds, default=60.0,
+        help="seconds one model request attempt may take in all, its reply read to the end",
+    )  # fmt: skip
+    run.add_argument(
+        "--max-response-bytes",
+        type=argtypes.positive_int,
+        default=MAX_RESPONSE_BYTES,
+        metavar="N",
+        help="bytes of one model server reply read at most, after decompression (default 16 "
+        "MiB); a longer reply is that sample's infra error",
     )
     run.add_argument(
         "--agent-timeout",

@@ -13,6 +13,18 @@ request path (option models, ``httpx2`` request and URL objects, its aiohttp ada
 ~1.2 ms of CPU per request on this class of machine, which alone caps a 2-core run at
 ``--concurrency 128`` against a 200 ms server well below its 640 answers/s; the direct path
 costs ~0.3 ms.
+
+Everything the server sends is bounded (``models.replies``), so that no server can cost the run
+more than one sample: a body is read incrementally and decompressed here, at most
+``--max-response-bytes`` of it (received and decompressed; over it, a success reply is the
+sample's ``InfraError``, an error status's body is cut at ``ERROR_BODY_BYTES``, a listing is
+ignored); each attempt ends within ``--timeout`` however slowly the bytes drip (aiohttp's
+``total`` deadline, which covers reading the body); JSON is parsed within a depth and a value
+count; a reply of the wrong shape is one line naming the field. Redirects are not followed: a
+3xx would send the prompt to a server nobody named, so it is the sample's ``InfraError`` naming
+its ``Location`` (give the final URL as ``--base-url``). All of these are ``InfraError``, not
+``model_error``: the server broke the protocol, the model did nothing wrong, so the sample is
+left out of the score and run again on resume.
 """
 
 from __future__ import annotations
@@ -34,6 +46,15 @@ from openai._models import FinalRequestOptions
 from toolbench.errors import UserError
 from toolbench.models.base import ModelOptions
 from toolbench.models.endpoints import EndpointPool, Unreachable
+from toolbench.models.replies import (
+    ACCEPT_ENCODING,
+    BadReply,
+    parse_json,
+    read_body,
+    read_reply,
+    shown,
+    too_large,
+)
 from toolbench.types import Generation, GenerationRequest, InfraError
 from toolbench.types import _plain as plain
 
@@ -44,6 +65,11 @@ MAX_STOP_SEQUENCES = 4
 MAX_CONNECTIONS = 1000
 #: The most of a ``GET /models`` answer that is read (a listing is a few KB).
 MAX_LISTING_BYTES = 1 << 20
+#: The most of an error status's body that is read: only its message is used (the overflow
+#: check reads its first 16 KB), and the retry layer splits the message into words.
+ERROR_BODY_BYTES = 64 * 1024
+#: Headers of an error reply not handed on with its body: the body is already decoded here.
+_BODY_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 #: Fields of a listed model that give its context window, by server: vLLM, then others
 #: (LM Studio, OpenRouter, llama-swap ...).
 CONTEXT_FIELDS = ("max_model_len", "context_length", "context_window")
@@ -63,27 +89,6 @@ def resolve_api_key(options: ModelOptions) -> str:
     if options.base_url:
         return "EMPTY"
     raise UserError("set OPENAI_API_KEY or pass --api-key")
-
-
-def _plain_tool_call(call: dict[str, Any]) -> dict[str, Any]:
-    """One tool call as ``{"id", "type", "function": {"name", "arguments"}}``, plain JSON data.
-
-    ``arguments`` stays the JSON string the API sends (it may be invalid JSON: judging it is
-    the scorer's job). A few compatible servers send an object instead; it is serialised so
-    that ``arguments`` is always a string.
-    """
-    function = call.get("function")
-    function = function if isinstance(function, dict) else {}
-    arguments = function.get("arguments")
-    if arguments is None:
-        arguments = ""
-    elif not isinstance(arguments, str):
-        arguments = json.dumps(arguments, ensure_ascii=False)
-    return {
-        "id": str(call.get("id") or ""),
-        "type": str(call.get("type") or "function"),
-        "function": {"name": str(function.get("name") or ""), "arguments": arguments},
-    }
 
 
 def _encode(body: dict[str, Any]) -> bytes:
@@ -119,23 +124,12 @@ def _cause(error: BaseException) -> str:
     return " ".join(str(text).split())[:200]
 
 
-async def _read_at_most(response: aiohttp.ClientResponse, limit: int) -> bytes:
-    """The body, or b"" if it is longer than ``limit`` (a hostile listing is ignored)."""
-    chunks, size = [], 0
-    async for chunk in response.content.iter_chunked(64 * 1024):
-        size += len(chunk)
-        if size > limit:
-            return b""
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 def context_length_of(listing: bytes, model: str) -> int | None:
     """The context window the ``GET /models`` answer states for ``model`` (the entry with its
     id; the only entry when there is one), or None. Never raises."""
     try:
-        data = json.loads(listing)
-    except ValueError:
+        data = parse_json(listing)
+    except (BadReply, ValueError):
         return None
     entries = data.get("data") if isinstance(data, dict) else None
     if not isinstance(entries, list):
@@ -176,10 +170,12 @@ class OpenAIModel:
         # Part of the cache key: the same model name on two servers may be two different models.
         # Taken from the client so that OPENAI_BASE_URL and the default endpoint count too.
         self.base_url: str | None = str(self._client.base_url).rstrip("/")
-        # Like the SDK's timeout: each of connecting (incl. waiting for a pooled connection)
-        # and waiting for the next bytes of the reply may take this long, the whole call longer.
+        # One deadline for the whole attempt (connecting, sending, the reply's headers and every
+        # byte of its body): a server that drips a byte a second cannot hold a sample longer.
         t = options.timeout_s
-        self._timeout = aiohttp.ClientTimeout(total=None, connect=t, sock_connect=t, sock_read=t)
+        self._timeout = aiohttp.ClientTimeout(total=t, connect=t, sock_connect=t, sock_read=t)
+        #: The most bytes of one reply that are read (``--max-response-bytes``).
+        self.max_response_bytes = options.max_response_bytes
         self._targets: dict[str, tuple[str, CIMultiDict[str]]] = {}  # path -> (url, headers)
         self._session: aiohttp.ClientSession | None = None
         self._session_loop: asyncio.AbstractEventLoop | None = None
@@ -213,25 +209,42 @@ class OpenAIModel:
             path, body["prompt"] = "/completions", request.prompt
         else:
             raise ValueError("GenerationRequest needs either 'prompt' or 'messages'")
-        data = await self._post(path, body)
+        try:
+            data = await self._post(path, body)
+        except BadReply as error:
+            raise InfraError(f"{self.name}: {error}") from None
         return self._parse(data, time.perf_counter() - start)
 
-    def _target(self, path: str) -> tuple[str, CIMultiDict[str]] | None:
+    def _target(self, path: str) -> tuple[str, CIMultiDict[str]]:
         """The SDK's URL and headers for ``path``, built once (they depend on nothing else).
-        None when this SDK version lacks the helpers used here: requests then go through the
-        SDK's own (slower) ``post``, so an SDK upgrade costs speed, never correctness."""
+        When this SDK version lacks the helpers used here, the plain URL and the headers a
+        compatible server needs: an SDK upgrade never sends a request past the bounds."""
         target = self._targets.get(path)
         if target is None:
             try:
                 options = FinalRequestOptions.construct(method="post", url=path, json_data={})
                 # Kept in aiohttp's own type, which it then need not convert on every request.
                 headers = CIMultiDict(self._client._build_headers(options).items())
-                target = (str(self._client._prepare_url(path)), headers)
-                self._client._make_status_error_from_response  # noqa: B018 - must exist
+                url = str(self._client._prepare_url(path))
             except (AttributeError, TypeError):
-                return None
-            self._targets[path] = target
+                headers = CIMultiDict(
+                    {"Content-Type": "application/json", "Accept": "application/json",
+                     "Authorization": f"Bearer {self._client.api_key}"}
+                )  # fmt: skip
+                url = f"{self.base_url}/{path.lstrip('/')}"
+            headers["Accept-Encoding"] = ACCEPT_ENCODING  # what read_body decodes, nothing else
+            target = self._targets[path] = (url, headers)
         return target
+
+    def _status_error(self, failed: httpx2.Response) -> openai.APIStatusError:
+        """What the SDK would raise for an error status (its own subclass by status)."""
+        make = getattr(self._client, "_make_status_error_from_response", None)
+        if make is None:
+            return openai.APIStatusError(
+                f"Error code: {failed.status_code}", response=failed, body=None
+            )
+        error: openai.APIStatusError = make(failed)
+        return error
 
     async def preflight(self) -> None:
         """One cheap request before the first sample (``GET /models``), so that a server that
@@ -273,16 +286,28 @@ class OpenAIModel:
         """``GET /models``: (status, the body when the status is 200). On its own session: the
         run's pool belongs to the run's event loop, and a check runs before it exists."""
         url = f"{self.base_url}/models"
-        headers = {"Authorization": f"Bearer {self._client.api_key}"}
+        headers = {
+            "Authorization": f"Bearer {self._client.api_key}",
+            "Accept-Encoding": ACCEPT_ENCODING,
+        }
         timeout = aiohttp.ClientTimeout(total=min(10.0, self._timeout.sock_read or 10.0))
         listing = b""
         async with (
-            aiohttp.ClientSession(timeout=timeout) as session,
-            session.get(url, headers=headers) as response,
+            aiohttp.ClientSession(timeout=timeout, auto_decompress=False) as session,
+            session.get(url, headers=headers, allow_redirects=False) as response,
         ):
             status = response.status
             if status == 200:
-                listing = await _read_at_most(response, MAX_LISTING_BYTES)
+                limit = min(MAX_LISTING_BYTES, self.max_response_bytes)
+                try:
+                    listing, cut = await read_body(
+                        response.content, response.headers.get("Content-Encoding"), limit
+                    )
+                except BadReply:  # an encoding nobody asked for: no listing
+                    listing, cut = b"", True
+                if cut:  # a listing this long is hostile: ignored, and not read to its end
+                    listing = b""
+                    response.close()
         return status, listing
 
     def _http(self) -> aiohttp.ClientSession:
@@ -296,6 +321,7 @@ class OpenAIModel:
                 connector=connector,
                 timeout=self._timeout,
                 cookie_jar=aiohttp.DummyCookieJar(),  # an API client keeps no cookies
+                auto_decompress=False,  # read_body decompresses, within the size limit
                 skip_auto_headers=("User-Agent",),  # the SDK's headers say who we are
             )
             self._session_loop = loop
@@ -303,26 +329,24 @@ class OpenAIModel:
 
     async def _post(self, path: str, body: dict[str, Any]) -> object:
         """POST ``body``; the decoded JSON reply (or its text if it is not JSON). Failures
-        raise what the SDK would raise, so retrying and error messages do not change."""
-        target = self._target(path)
-        if target is None:
-            return await self._client.post(path, body=_plain_body(body), cast_to=object)
-        url, headers = target
+        raise what the SDK would raise, so retrying and error messages do not change; a reply
+        that breaks the bounds or the protocol raises ``BadReply``."""
+        url, headers = self._target(path)
         payload = _encode(body)
         try:
             # Abandoned (timed out, cancelled by Ctrl-C) before the reply's headers: aiohttp
-            # closes the connection itself; after them, ``close`` below does. Either way the
+            # closes the connection itself; after them, ``_receive`` does. Either way the
             # connection is dropped, not pooled, so the server sees the client go and aborts
             # the generation (vLLM does) instead of computing an answer nobody reads.
-            async with self._http().post(url, data=payload, headers=headers) as response:
-                try:
-                    raw = await response.read()
-                except BaseException:
-                    response.close()
-                    raise
+            session = self._http()
+            async with session.post(
+                url, data=payload, headers=headers, allow_redirects=False
+            ) as response:
                 status = response.status
-                if status >= 400:
-                    reply_headers = list(response.headers.items())
+                raw = await self._receive(response)
+                reply_headers = [
+                    (k, v) for k, v in response.headers.items() if k.lower() not in _BODY_HEADERS
+                ]
         except asyncio.TimeoutError as error:  # aiohttp's timeouts are also ClientErrors
             raise openai.APITimeoutError(request=httpx2.Request("POST", url)) from error
         except (aiohttp.ClientError, OSError) as error:
@@ -331,41 +355,67 @@ class OpenAIModel:
             raise openai.APIConnectionError(
                 message=f"Connection error: {_cause(error)}", request=httpx2.Request("POST", url)
             ) from error
+        if 300 <= status < 400:
+            location = dict(reply_headers).get("Location", "")
+            raise BadReply(
+                f"HTTP {status} from {url}: a redirect to {shown(location) or '(no Location)'}, "
+                "not followed (the prompt goes only where --base-url says; give the final URL)"
+            )
         if status >= 400:
             failed = httpx2.Response(
-                status,
-                headers=reply_headers,
-                content=raw,
-                request=httpx2.Request("POST", url),
+                status, headers=reply_headers, content=raw, request=httpx2.Request("POST", url)
             )
-            raise self._client._make_status_error_from_response(failed)
+            raise self._status_error(failed)
         try:
-            return json.loads(raw)
+            return parse_json(raw)
         except ValueError:  # e.g. an HTML error page from a proxy: _parse says what came back
             return raw.decode("utf-8", "replace")
 
+    async def _receive(self, response: aiohttp.ClientResponse) -> bytes:
+        """The body, decoded, within the limits: a success reply over ``max_response_bytes``
+        raises ``BodyTooLarge``; an error status's body is cut at ``ERROR_BODY_BYTES`` (its
+        start says what went wrong); a redirect's is not read. Whatever is left unread, the
+        connection is closed rather than pooled."""
+        status = response.status
+        if 300 <= status < 400:
+            response.close()
+            return b""
+        failed = status >= 400
+        limit = min(ERROR_BODY_BYTES, self.max_response_bytes) if failed else (
+            self.max_response_bytes
+        )  # fmt: skip
+        try:
+            raw, cut = await read_body(
+                response.content, response.headers.get("Content-Encoding"), limit
+            )
+        except BadReply:
+            response.close()
+            if failed:  # an error status says enough without a body that does not decode
+                return b""
+            raise
+        except BaseException:
+            response.close()
+            raise
+        if cut:
+            response.close()
+            if not failed:
+                raise too_large(limit)
+        return raw
+
     def _parse(self, data: object, latency_s: float) -> Generation:
-        choices = data.get("choices") if isinstance(data, dict) else None
-        if not isinstance(data, dict) or not choices or not isinstance(choices[0], dict):
-            shown = " ".join(str(data).split())[:200]
-            raise InfraError(f"{self.name}: server returned no choices: {shown}")
-        choice: dict[str, Any] = choices[0]
-        message = choice.get("message")
-        if isinstance(message, dict):  # chat
-            text = message.get("content") or ""  # null when the model only calls tools
-            calls = message.get("tool_calls") or []
-            tool_calls = [_plain_tool_call(call) for call in calls if isinstance(call, dict)]
-        else:  # completion
-            text = choice.get("text") or ""
-            tool_calls = []
-        usage = data.get("usage") or {}
+        """The reply as a ``Generation``; a reply of the wrong shape is this sample's
+        ``InfraError``, one line naming the field (``replies.read_reply``)."""
+        try:
+            reply = read_reply(data)
+        except BadReply as error:
+            raise InfraError(f"{self.name}: {error}") from None
         return Generation(
-            text=text,
-            prompt_tokens=int(usage.get("prompt_tokens") or 0),
-            completion_tokens=int(usage.get("completion_tokens") or 0),
+            text=reply.text,
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
             latency_s=latency_s,
-            finish_reason=choice.get("finish_reason"),
-            tool_calls=tool_calls,
+            finish_reason=reply.finish_reason,
+            tool_calls=reply.tool_calls,
         )
 
     async def aclose(self) -> None:
