@@ -64,7 +64,9 @@ def test_writes_outside_its_folder_fail_and_inside_succeed(tmp_path: Path) -> No
     outside, repo_file = tmp_path / "outside.txt", REPO / "escaped.txt"
     seen = escape(f"write:{outside}", f"write:{repo_file}", "write:inside.txt", "write:/etc/x")
     assert seen["write:inside.txt"] == {"written": True}
-    assert seen[f"write:{repo_file}"] == {"error": "OSError"}  # read-only file system
+    # Read-only file system, or (a checkout under /tmp) the private /tmp's copy of the path:
+    # either way nothing reaches the host's file.
+    assert seen[f"write:{repo_file}"] in ({"error": "OSError"}, {"written": True})
     assert seen["write:/etc/x"] == {"error": "OSError"}
     assert not outside.exists() and not repo_file.exists()  # /tmp is its own, in memory
 
