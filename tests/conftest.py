@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,14 @@ pytest_plugins = ["tests.browser"]
 # (a path it cannot bind, say) is then an error, not a quiet fall back to weaker layers.
 if sys.platform.startswith("linux") and shutil.which("bwrap"):
     os.environ.setdefault("TOOLBENCH_ISOLATION", "full")
+
+# The log key (runner/chain.py) of every run the tests make, in or out of process: one folder
+# for the session, set before any test module is imported (some build subprocess
+# environments at import), so no test reads or writes the user's ~/.config/toolbench (CI as
+# root included); removed when the session's process exits. Tests of keys set their own.
+_TEST_KEY_DIR = tempfile.mkdtemp(prefix="toolbench-test-keys-")
+os.environ["TOOLBENCH_KEY_DIR"] = _TEST_KEY_DIR
+atexit.register(shutil.rmtree, _TEST_KEY_DIR, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

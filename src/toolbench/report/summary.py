@@ -5,9 +5,11 @@ tighten the estimate of each sample without pretending to be more samples. Infra
 excluded (and counted).
 
 Before any number is shown, each run's log is checked against the checksum chain its run.json
-anchors (``runner/chain.py``): a log modified after it was written is refused unless
-``--allow-modified``. The run's isolation level (how well programs were kept away from the
-machine and the run folder) is shown with it, with a warning when it was not full.
+anchors (``runner/chain.py``): a log modified after it was written, or whose anchor does not
+verify with this machine's key (a re-chained forgery), is refused unless ``--allow-modified``;
+one line says whether the chain was verified with this machine's key or only found intact.
+The run's isolation level (how well programs were kept away from the machine and the run
+folder) is shown with it, with a warning when it was not full.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from rich.console import Console
 
 from toolbench.errors import UserError
 from toolbench.report.tokens import tokens_line
-from toolbench.runner.chain import MODIFIED
+from toolbench.runner.chain import KEYED, MODIFIED
 from toolbench.runner.status import RunStatus, run_status
 from toolbench.runner.store import SAMPLES_FILE, read_records, read_run_info, scan_log
 from toolbench.tables.bootstrap import Estimate, bootstrap_mean, paired_difference, seed_for
@@ -264,8 +266,9 @@ def render_checks(run: LoadedRun, console: Console) -> None:
     say(f"{run.folder}: {status.line()}", "dim" if status.finished else "bold yellow")
     if run.log.state == MODIFIED:
         say(f"WARNING: {run.log_line}; these numbers cannot be trusted", "bold red")
-    else:  # "log verified (N records)"
-        say(run.log_line, "dim")
+    else:  # "log verified (N records); log chain verified with this machine's key" or not
+        keyed = run.log.provenance == KEYED and run.log.anchored == run.log.records
+        say(run.log_line, "dim" if keyed or not run.log.provenance else "bold yellow")
     isolation = run.isolation
     if isolation is not None:
         level, summary = isolation["level"], isolation["summary"]
@@ -295,6 +298,8 @@ def checks_json(runs: Sequence[LoadedRun]) -> dict[str, Any]:
             }
             for run in runs
         },
+        # keyed | other_key | unkeyed (runner/chain.py); null for a modified log
+        "provenance": {str(run.folder): run.log.provenance or None for run in runs},
         "isolation": {str(run.folder): run.isolation for run in runs if run.isolation},
         "agent_isolation": {
             str(run.folder): found for run in runs if (found := agent_isolation(run.info))

@@ -9,7 +9,9 @@ Writing and reading are total. Every record is bounded before it is written (``b
 depth, size, strict JSON), and every line read back is checked (size, strict JSON, nesting,
 the fields readers rely on): a damaged or hostile line is a ``UserError`` naming file:line,
 never a traceback. Records are chained (``chain.py``) so that a log changed after it was
-written is detected on resume, at the end of the run and by ``toolbench report``.
+written is detected on resume, at the end of the run and by ``toolbench report``; every
+anchor written into run.json is sealed with this user's key, and a resume continues only a
+log whose anchor verifies with it.
 """
 
 from __future__ import annotations
@@ -31,7 +33,14 @@ from toolbench.runner.chain import (
     Anchor,
     ChainChecker,
     LogCheck,
+    LogKey,
     chained,
+    ensure_key,
+    find_key,
+    provenance,
+    seal,
+    unvouched,
+    with_provenance,
 )
 from toolbench.runner.donekeys import DoneKeys
 from toolbench.runner.lock import FolderLock
@@ -105,11 +114,17 @@ class LogScan:
     reader did not finish (reading the rest of the log)."""
 
     def __init__(
-        self, path: Path, anchor: Anchor | None, exact: bool, problem: LogCheck | None = None
+        self,
+        path: Path,
+        anchor: Anchor | None,
+        exact: bool,
+        problem: LogCheck | None = None,
+        sealed: str = "",
     ) -> None:
         self.path = path
         self._checker = ChainChecker(anchor, exact)
         self._problem = problem  # known before reading (a malformed anchor)
+        self._sealed = sealed  # the anchor's ``provenance``, where run.json was read
         self._read = False
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
@@ -122,10 +137,11 @@ class LogScan:
 
     @property
     def check(self) -> LogCheck:
+        """The chain's check, with the anchor's provenance (``chain.with_provenance``)."""
         if not self._read:
             for _ in self:
                 pass
-        return self._problem or self._checker.result()
+        return self._problem or with_provenance(self._checker.result(), self._sealed)
 
 
 def iter_records(folder: Path) -> Iterator[dict[str, Any]]:
@@ -136,13 +152,18 @@ def iter_records(folder: Path) -> Iterator[dict[str, Any]]:
 
 def scan_log(folder: Path, info: dict[str, Any]) -> LogScan:
     """A finished or interrupted run's log, to read once, checked against the anchor in
-    ``info`` (its run.json). For ``report``."""
+    ``info`` (its run.json) and the anchor's MAC against this user's key if there is one
+    (none is made). For ``report``."""
     anchor, problem = anchor_of(info)
     if problem:
         return LogScan(
             folder / SAMPLES_FILE, None, False, LogCheck(MODIFIED, line=1, reason=problem)
         )
-    return LogScan(folder / SAMPLES_FILE, anchor, exact=info.get("status") != "running")
+    exact = info.get("status") != "running"
+    if anchor is None:
+        return LogScan(folder / SAMPLES_FILE, None, exact)
+    sealed = provenance(anchor, info, find_key())
+    return LogScan(folder / SAMPLES_FILE, anchor, exact, sealed=sealed)
 
 
 def load_log(folder: Path, info: dict[str, Any]) -> tuple[list[dict[str, Any]], LogCheck]:
@@ -276,6 +297,7 @@ class RunStore:
         self._lock = FolderLock(folder)
         self._handle: Any = None
         self._anchor: Anchor | None = None  # the log's chain, once loaded (``_chain``)
+        self._key: LogKey | None = None  # this user's key, once loaded (``_log_key``)
 
     @property
     def run_file(self) -> Path:
@@ -389,7 +411,27 @@ class RunStore:
                 f"{check.describe(self.samples_file)}; its results cannot be trusted or "
                 "continued: start a new run (another --out)"
             )
+        self._check_seal(anchor, info, holds_records=bool(lines or anchor.records))
         return Anchor(anchor.seed, check.head, check.records)
+
+    def _check_seal(self, anchor: Anchor, info: dict[str, Any], holds_records: bool) -> None:
+        """Refuse to continue a log this user's key does not vouch for (``chain.unvouched``:
+        continuing would seal it with the key)."""
+        why = unvouched(anchor, info, self._log_key(), holds_records)
+        if why:
+            raise UserError(
+                f"{self.folder}: {why}; its results cannot be vouched for or continued here: "
+                "start a new run (another --out)"
+            )
+
+    def _log_key(self) -> LogKey:
+        if self._key is None:
+            self._key = ensure_key()
+        return self._key
+
+    def _sealed(self, info: dict[str, Any], anchor: Anchor) -> dict[str, Any]:
+        """``info`` with ``anchor`` sealed for it (its MAC binds the fingerprint and status)."""
+        return {**info, ANCHOR_KEY: seal(anchor, self._log_key(), info).to_json()}
 
     def _rewrite(self, records: Iterable[dict[str, Any]]) -> None:
         """Replace the log with ``records``, re-chained from the seed, atomically. run.json
@@ -413,7 +455,7 @@ class RunStore:
 
     def _write_anchor(self, anchor: Anchor) -> None:
         if self.exists():
-            write_json_atomic(self.run_file, {**read_run_info(self.folder), **_anchor(anchor)})
+            write_json_atomic(self.run_file, self._sealed(read_run_info(self.folder), anchor))
 
     def _chain(self) -> Anchor:
         if self._anchor is None:
@@ -429,9 +471,10 @@ class RunStore:
         return line, Anchor(anchor.seed, value, anchor.records + 1)
 
     def write_info(self, info: dict[str, Any]) -> None:
-        """Write run.json; it always carries the log's current anchor (the chain's head)."""
+        """Write run.json; it always carries the log's current anchor (the chain's head),
+        sealed with this user's key."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(self.run_file, {**info, **_anchor(self._chain())})
+        write_json_atomic(self.run_file, self._sealed(info, self._chain()))
 
     def append(self, record: dict[str, Any]) -> None:
         """Append one record, bounded and chained, flushed at once (a kill keeps it)."""
@@ -471,10 +514,6 @@ class RunStore:
         if self._handle is not None:
             self._handle.close()
             self._handle = None
-
-
-def _anchor(anchor: Anchor) -> dict[str, Any]:
-    return {ANCHOR_KEY: anchor.to_json()}
 
 
 def _end_of_last_line(handle: Any, size: int) -> int:
