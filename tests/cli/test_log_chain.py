@@ -40,8 +40,10 @@ def test_a_finished_run_verified_its_log(cli: Cli, tmp_path: Path) -> None:
     assert info["log_verified"] is True and "log_problem" not in info
     assert info[chain.ANCHOR_KEY]["records"] == 6
     assert info[chain.ANCHOR_KEY]["head"] == records[-1]["chain"]
+    assert len(info[chain.ANCHOR_KEY]["mac"]) == 64  # sealed with the user's key
     code, out, _ = cli("report", str(tmp_path / "run"))
-    assert code == 0 and "log verified (6 records)" in out
+    assert code == 0
+    assert "log verified (6 records); log chain verified with this machine's key" in out
 
 
 def test_editing_a_line_after_the_run_makes_report_exit_2(cli: Cli, tmp_path: Path) -> None:
