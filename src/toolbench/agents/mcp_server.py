@@ -17,26 +17,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import logging
 import os
-from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
-import uvicorn
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
-from starlette.applications import Starlette
-from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
 
-from toolbench.agents.listen import listening_socket
+from toolbench.agents.listen import serve_until_cancelled
 from toolbench.core.agent import AgentWorld
 from toolbench.core.bounded import bounded_text
+from toolbench.errors import UserError
 from toolbench.types import InfraError
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 logger = logging.getLogger(__name__)
 
@@ -49,35 +50,73 @@ MAX_STDIN_LINE = 16 * 1024 * 1024
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-def mcp_server(world: AgentWorld, name: str) -> Server[Any]:
+class PendingWorld:
+    """A world still being built, served at once: ``initialize`` is answered without it, and
+    ``tools/list`` and ``tools/call`` wait for it. Building a sample's world executes its golds
+    (seconds on a busy machine), and MCP clients give the handshake a deadline.
+
+    ``ready`` resolves to the world, or raises why it could not be built: then every request
+    that needs the world is an MCP error saying so in one line (the server lives on)."""
+
+    def __init__(self, ready: asyncio.Future[Any]) -> None:
+        self.ready = ready
+
+    async def get(self) -> AgentWorld:
+        # shielded: a request cancelled while it waits (its client went away) must not
+        # cancel the build that every other request waits for too
+        try:
+            return await asyncio.shield(self.ready)
+        except asyncio.CancelledError:
+            if not self.ready.cancelled():
+                raise  # this request was cancelled, not the build
+            why = "the server is stopping"
+        except Exception as exc:
+            why = one_line(exc)
+        raise MCPError(code=types.INTERNAL_ERROR, message=f"the world could not be built: {why}")
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one bounded line (``Type: words``; a UserError is its words)."""
+    words = " ".join(str(exc).split())
+    text = words if isinstance(exc, UserError) else f"{type(exc).__name__}: {words}"
+    return bounded_text(text.rstrip(": "), MAX_ERROR_CHARS)
+
+
+def mcp_server(world: AgentWorld | PendingWorld, name: str) -> Server[Any]:
     """The MCP server of ``world``: its tools listed as they are, each call run on the world.
 
     Calls reach the world one at a time (an agent's parallel calls in the order they arrive),
     as ``RecordingWorld`` does for the runner, so a bare world served by the CLI behaves the
     same. The server holds nothing but the world: build one per world.
     """
-    listed = [
-        types.Tool(
-            name=spec.name,
-            description=spec.description,
-            input_schema={"type": "object", **spec.input_schema},  # MCP requires the type
-        )
-        for spec in world.tools
-    ]
+    get_world: Callable[[], Awaitable[AgentWorld]]
+    listed: list[types.Tool] = []
+    if isinstance(world, PendingWorld):
+        get_world = world.get
+    else:
+        get_world, listed = _ready(world), _listed(world)
     lock = asyncio.Lock()
+
+    async def the_world() -> AgentWorld:
+        built = await get_world()
+        if not listed:  # a pending world's tools, once it is there
+            listed.extend(_listed(built))
+        return built
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        await the_world()
         return types.ListToolsResult(tools=listed)
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         arguments = params.arguments if params.arguments is not None else {}
+        built = await the_world()
         async with lock:
             try:
-                reply = await world.call(params.name, arguments)
+                reply = await built.call(params.name, arguments)
             except Exception as exc:  # the harness's trouble: an MCP error, the server lives on
                 raise _harness_error(params.name, exc) from None
         return types.CallToolResult(
@@ -85,6 +124,24 @@ def mcp_server(world: AgentWorld, name: str) -> Server[Any]:
         )
 
     return Server(name, on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def _ready(world: AgentWorld) -> Callable[[], Awaitable[AgentWorld]]:
+    async def ready() -> AgentWorld:
+        return world
+
+    return ready
+
+
+def _listed(world: AgentWorld) -> list[types.Tool]:
+    return [
+        types.Tool(
+            name=spec.name,
+            description=spec.description,
+            input_schema={"type": "object", **spec.input_schema},  # MCP requires the type
+        )
+        for spec in world.tools
+    ]
 
 
 def _harness_error(tool: str, exc: Exception) -> MCPError:
@@ -109,7 +166,7 @@ def _security(host: str) -> TransportSecuritySettings | None:
 
 @contextlib.asynccontextmanager
 async def served_over_http(
-    world: AgentWorld, name: str, host: str = "127.0.0.1"
+    world: AgentWorld | PendingWorld, name: str, host: str = "127.0.0.1"
 ) -> AsyncIterator[ASGIApp]:
     """The world's streamable-HTTP MCP endpoint as an ASGI app, live inside the block.
 
@@ -117,6 +174,8 @@ async def served_over_http(
     its sessions in its own session manager, so many can be mounted in one server and one
     event loop. Leaving the block ends every session (the world itself is the caller's).
     """
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
     manager = StreamableHTTPSessionManager(
         app=mcp_server(world, name),
         json_response=True,
@@ -128,24 +187,40 @@ async def served_over_http(
         yield _Endpoint(manager)
 
 
+#: The largest HTTP request body an agent may send (a tool call's JSON); larger is refused.
+MAX_REQUEST_BYTES = 4_000_000
+#: How much more of a refused body is read (and dropped) before the 413 is sent: a client
+#: still sending when the server closes gets a reset, not the answer.
+MAX_DRAIN_BYTES = 16_000_000
+
+
+class _Gone(Exception):
+    """The client went away before its request was read whole."""
+
+
 class _Endpoint:
     """The session manager as a plain ASGI app. An object, not a function: Starlette's
     ``Route`` would take a function for a request handler (GET only) and answer POST 405."""
 
-    def __init__(self, manager: StreamableHTTPSessionManager) -> None:
+    def __init__(self, manager: Any) -> None:
         self.manager = manager
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Requests over ``MAX_REQUEST_BYTES`` are refused (413) before the SDK reads them:
-        what an agent sends is hostile, and the SDK would hold a body of any size."""
-        if _declared_length(scope) > MAX_REQUEST_BYTES:
-            await _too_large(send)
+        """The body is read here, whole and at most ``MAX_REQUEST_BYTES`` (else 413, declared
+        or chunked), before the SDK sees it: what an agent sends is hostile, and the SDK
+        would hold a body of any size. A client gone mid-request, or a stop that cancels
+        the request, ends it quietly: neither is the server's failure, and uvicorn would
+        print a traceback for it."""
+        from starlette.requests import ClientDisconnect
+
+        try:
+            body = await _read_body(receive, _declared_length(scope))
+            if body is None:
+                await _too_large(send)
+                return
+            await self.manager.handle_request(scope, _replayed(body, receive), send)
+        except (_Gone, ClientDisconnect, asyncio.CancelledError):
             return
-        await self.manager.handle_request(scope, _capped(receive), send)
-
-
-#: The largest HTTP request body an agent may send (a tool call's JSON); larger is refused.
-MAX_REQUEST_BYTES = 4_000_000
 
 
 def _declared_length(scope: Scope) -> int:
@@ -156,21 +231,44 @@ def _declared_length(scope: Scope) -> int:
     return 0
 
 
-def _capped(receive: Receive) -> Receive:
-    """``receive`` that ends the request (as a client that went away) once its body passes
-    ``MAX_REQUEST_BYTES``: a chunked body has no length to refuse up front."""
+async def _read_body(receive: Receive, declared: int) -> bytes | None:
+    """The request's body, or None when it is over ``MAX_REQUEST_BYTES`` (its length declared
+    or not); the rest of a refused body is read and dropped, up to ``MAX_DRAIN_BYTES``, so
+    the client is done sending when the 413 comes."""
+    parts: list[bytes] = []
     seen = 0
-
-    async def capped() -> Any:
-        nonlocal seen
+    refused = declared > MAX_REQUEST_BYTES
+    if declared > MAX_REQUEST_BYTES + MAX_DRAIN_BYTES:
+        return None  # not worth reading: answered at once
+    while True:
         message = await receive()
-        if message.get("type") == "http.request":
-            seen += len(message.get("body", b""))
-            if seen > MAX_REQUEST_BYTES:
-                return {"type": "http.disconnect"}
-        return message
+        if message["type"] == "http.disconnect":
+            raise _Gone
+        if message["type"] != "http.request":
+            continue
+        chunk = message.get("body", b"")
+        seen += len(chunk)
+        if seen > MAX_REQUEST_BYTES and not refused:
+            refused, parts = True, []
+        if not refused:
+            parts.append(chunk)
+        if not message.get("more_body", False) or seen > MAX_REQUEST_BYTES + MAX_DRAIN_BYTES:
+            return None if refused else b"".join(parts)
 
-    return capped
+
+def _replayed(body: bytes, receive: Receive) -> Receive:
+    """``receive`` for the SDK: the body read already, as one message, then the client's own
+    ``receive`` (which tells of a disconnect)."""
+    given = False
+
+    async def replay() -> Any:
+        nonlocal given
+        if given:
+            return await receive()
+        given = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
 
 
 async def _too_large(send: Send) -> None:
@@ -185,9 +283,12 @@ async def _too_large(send: Send) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-async def serve_stdio(world: AgentWorld, name: str) -> None:
-    """Serve the world on this process's stdin/stdout until stdin ends (nothing else may be
-    written to stdout meanwhile; the SDK points fd 1 at stderr while it serves).
+async def serve_stdio(world: AgentWorld | PendingWorld, name: str, wire: int | None = None) -> None:
+    """Serve the world on this process's stdin/stdout until stdin ends.
+
+    ``wire``: a descriptor of the real stdout that the caller took before pointing fd 1 at
+    stderr (so that nothing printed, by a task being built on another thread say, reaches
+    the session); without it the SDK does the same while it serves.
 
     stdin is read by the event loop where it is a pipe, so cancelling the serving (a signal)
     ends it at once; the SDK's own reader blocks in a thread that nothing can interrupt, and
@@ -195,8 +296,28 @@ async def serve_stdio(world: AgentWorld, name: str) -> None:
     from mcp.server.stdio import stdio_server
 
     server = mcp_server(world, name)
-    async with _stdin_lines() as lines, stdio_server(stdin=lines) as (read_stream, write_stream):
+    async with (
+        _stdin_lines() as lines,
+        _wire_out(wire) as out,
+        stdio_server(stdin=lines, stdout=out) as (read_stream, write_stream),
+    ):
         await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+@contextlib.asynccontextmanager
+async def _wire_out(wire: int | None) -> AsyncIterator[Any]:
+    """The session's stdout as the SDK writes it (UTF-8 text on ``wire``), or None."""
+    if wire is None:
+        yield None
+        return
+    import anyio
+
+    text = io.TextIOWrapper(open(wire, "wb", closefd=False), encoding="utf-8")  # noqa: SIM115
+    try:
+        yield anyio.wrap_file(text)
+    finally:
+        with contextlib.suppress(OSError, ValueError):  # a reader gone: nothing to flush to
+            text.close()
 
 
 class _PipeLines:
@@ -243,37 +364,23 @@ async def _stdin_lines() -> AsyncIterator[Any]:
 
 
 async def serve_http(
-    world: AgentWorld,
+    world: AgentWorld | PendingWorld,
     name: str,
     host: str,
-    port: int,
+    sock: socket.socket,
     announce: Callable[[str], None],
-    started: Callable[[Any], None] | None = None,
 ) -> None:
-    """Serve the world over streamable HTTP at ``http://HOST:PORT/mcp`` with uvicorn until
-    the server is told to stop (``started`` gets the uvicorn server: set ``should_exit``).
+    """Serve the world over streamable HTTP at ``http://HOST:PORT/mcp`` on ``sock`` (bound
+    by the caller, so a taken port is refused before anything is served) until cancelled.
 
-    uvicorn's own signal handling is left out (it re-raises the signal after shutting down,
-    which would kill the process before the caller judges the world): the caller decides
-    what a signal does."""
-    sock = listening_socket(host, port)
-    actual = sock.getsockname()[1]
+    A cancel stops it within ``listen.STOP_S`` whatever its connections are doing (see
+    ``listen.serve_until_cancelled``); signals are the caller's to handle."""
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
+    port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     async with served_over_http(world, name, host) as endpoint:
         app = Starlette(routes=[Route(MCP_PATH, endpoint=endpoint)])
-        server = _QuietServer(uvicorn.Config(app, log_level="warning", lifespan="off"))
-        if started is not None:
-            started(server)
-        announce(f"http://{shown}:{actual}{MCP_PATH}")
-        try:
-            await server.serve(sockets=[sock])
-        finally:
-            sock.close()
-
-
-class _QuietServer(uvicorn.Server):
-    """uvicorn without its signal handlers (see ``serve_http``)."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
+        announce(f"http://{shown}:{port}{MCP_PATH}")
+        await serve_until_cancelled(app, sock)
