@@ -107,6 +107,19 @@ def test_first_runs_at_once_agree_on_one_key(keys: Path) -> None:
     assert [p.name for p in keys.iterdir()] == [chain.KEY_FILE]
 
 
+def test_a_file_system_without_hard_links_still_gets_a_key(
+    keys: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_links(source: object, target: object) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr("toolbench.runner.chain.os.link", no_links)
+    key = chain.ensure_key()
+    assert chain.find_key() == key
+    assert [p.name for p in keys.iterdir()] == [chain.KEY_FILE]
+    assert stat.S_IMODE((keys / chain.KEY_FILE).stat().st_mode) == 0o600
+
+
 def test_a_damaged_key_or_an_unusable_folder_is_one_clear_error(
     keys: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -74,7 +74,7 @@ _MAC_DOMAIN = b"toolbench log_chain mac v1\n"
 # Why a keyed anchor whose MAC does not match is modified.
 FORGED_REASON = (
     "run.json's log_chain does not verify with this machine's key: the log or run.json was "
-    "rewritten after the run (the chain recomputed)"
+    "rewritten after the run (re-chained, or its fingerprint or status edited)"
 )
 # Why a log with records but no anchor in run.json is modified: every run.json a run writes
 # carries one, so only an edit can have taken it away.
@@ -199,12 +199,10 @@ def find_key() -> LogKey | None:
 
 
 def ensure_key() -> LogKey:
-    """This user's key, made on first use: 32 random bytes in a file created 0600 in a 0700
-    folder, and put in place by a hard link so that two first runs at once agree on one key
-    and no reader ever sees a half-written one. A ``UserError`` naming the folder when it
-    cannot be made (a read-only home: ``TOOLBENCH_KEY_DIR`` points elsewhere)."""
-    folder = key_dir()
-    path = folder / KEY_FILE
+    """This user's key, made on first use (``_make_key``). A ``UserError`` naming the file
+    when it cannot be read or made (a read-only home: ``TOOLBENCH_KEY_DIR`` points
+    elsewhere)."""
+    path = key_dir() / KEY_FILE
     try:
         return _read_key(path)
     except FileNotFoundError:
@@ -212,22 +210,32 @@ def ensure_key() -> LogKey:
     except OSError as exc:
         raise _key_error(path, exc) from None
     try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        tmp = folder / f".{KEY_FILE}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "w", encoding="ascii") as handle:
-            handle.write(secrets.token_hex(32) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            pass  # another process made it first: use theirs
-        finally:
-            tmp.unlink()
+        _make_key(path)
         return _read_key(path)
     except OSError as exc:
         raise _key_error(path, exc) from None
+
+
+def _make_key(path: Path) -> None:
+    """32 random bytes, hex, in a file created 0600 (in a folder created 0700: an existing
+    folder is left as it is, the file is private anyway), put in place by a hard link so
+    that two first runs at once agree on one key and no reader sees a half-written one."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    tmp = path.with_name(f".{KEY_FILE}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as handle:
+        handle.write(secrets.token_hex(32) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        pass  # another process made it first: use theirs
+    except OSError:  # a file system without hard links: a rename, which may race
+        if not path.exists():
+            os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _read_key(path: Path) -> LogKey:
