@@ -27,8 +27,16 @@ from mcp.shared.exceptions import MCPError
 from starlette.applications import Starlette
 from starlette.routing import Mount, Route
 
-from toolbench.agents.mcp_server import MAX_REQUEST_BYTES, mcp_server, served_over_http
+from toolbench.agents.listen import serve_until_cancelled
+from toolbench.agents.mcp_server import (
+    MAX_REQUEST_BYTES,
+    PendingWorld,
+    mcp_server,
+    one_line,
+    served_over_http,
+)
 from toolbench.core.agent import ToolCall, ToolReply, ToolSpec
+from toolbench.errors import UserError
 from toolbench.types import InfraError, Outcome, Status
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
@@ -135,6 +143,84 @@ async def test_parallel_calls_reach_the_world_one_at_a_time() -> None:
     assert sorted(_text(r) for r in results) == [f"total {i}" for i in range(1, 6)]
 
 
+# -- a world still being built (toolbench serve --mcp answers the handshake first) ------------
+
+
+async def test_a_pending_world_is_initialized_at_once_and_its_tools_wait_for_it() -> None:
+    ready: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    world = FakeWorld()
+    async with Client(mcp_server(PendingWorld(ready), "fake")) as client:  # initialized
+        listing = asyncio.ensure_future(client.list_tools())
+        await asyncio.sleep(0.05)
+        assert not listing.done()
+        ready.set_result(world)
+        assert [tool.name for tool in (await listing).tools] == ["add", "broken"]
+        await client.call_tool("add", {"n": 3})
+    assert world.total == 3
+
+
+async def test_a_world_that_could_not_be_built_is_an_mcp_error_of_one_line() -> None:
+    ready: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    ready.set_exception(UserError("test.jsonl:1: gold program 1 fails\n  in the sandbox"))
+    async with Client(mcp_server(PendingWorld(ready), "fake")) as client:
+        with pytest.raises(MCPError) as listed:
+            await client.list_tools()
+        with pytest.raises(MCPError, match="could not be built"):
+            await client.call_tool("add", {"n": 1})
+    said = str(listed.value)
+    assert "the world could not be built: test.jsonl:1: gold program 1 fails in the" in said
+    assert "\n" not in said
+
+
+async def test_a_request_cancelled_while_it_waits_does_not_cancel_the_build() -> None:
+    ready: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    waiting = asyncio.ensure_future(PendingWorld(ready).get())
+    await asyncio.sleep(0)
+    waiting.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await waiting
+    assert not ready.done()
+
+
+def test_one_line_is_one_bounded_line() -> None:
+    assert one_line(RuntimeError("a\n  b")) == "RuntimeError: a b"
+    assert one_line(UserError("--sample 9: no such sample")) == "--sample 9: no such sample"
+    assert len(one_line(ValueError("x" * 10_000))) <= 2_000
+
+
+async def test_serving_stops_at_once_whatever_its_connections_are_doing() -> None:
+    """Half-open connections and a request its app never answers: a cancel still ends the
+    serving, and the request's task is cancelled, not waited for."""
+    stuck = asyncio.Event()
+    cancelled = asyncio.Event()
+
+    async def never_answers(scope: Any, receive: Any, send: Any) -> None:
+        stuck.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    port = sock.getsockname()[1]
+    serving = asyncio.ensure_future(serve_until_cancelled(never_answers, sock))
+    writers = []
+    for index in range(30):
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"GET / HTTP/1.1\r\nHost: x\r\n" + (b"\r\n" if index == 0 else b"X-A: "))
+        await writer.drain()
+        writers.append(writer)
+    await asyncio.wait_for(stuck.wait(), timeout=10)
+    serving.cancel()
+    await asyncio.wait({serving}, timeout=10)
+    assert serving.cancelled() and cancelled.is_set()
+    for writer in writers:
+        writer.close()
+
+
 # -- many worlds mounted under one loopback server (as the runner does) -------------------------
 
 
@@ -171,8 +257,8 @@ async def test_worlds_mounted_side_by_side_stay_apart() -> None:
 
 
 async def test_an_oversized_request_is_refused_and_the_world_serves_on() -> None:
-    """A body over the cap is refused whether its length is declared or it comes in chunks
-    (the SDK would otherwise hold a body of any size); the next call is answered as ever."""
+    """A body over the cap is refused (413) whether its length is declared or it comes in
+    chunks (the SDK would otherwise hold a body of any size); the next call is answered."""
     import httpx
 
     world = FakeWorld()
@@ -190,9 +276,8 @@ async def test_an_oversized_request_is_refused_and_the_world_serves_on() -> None
             async with httpx.AsyncClient(timeout=30) as http:
                 declared = await http.post(url, content=big, headers=headers)
                 assert declared.status_code == 413
-                with contextlib.suppress(httpx.HTTPError):  # the server may cut it short
-                    chunked = await http.post(url, content=chunks(), headers=headers)
-                    assert chunked.status_code >= 400
+                chunked = await http.post(url, content=chunks(), headers=headers)
+                assert chunked.status_code == 413
             async with Client(url) as client:
                 await client.call_tool("add", {"n": 3})
     assert world.total == 3
