@@ -84,12 +84,12 @@ class BodyReader:
     def feed(self, chunk: bytes) -> bool:
         """Take one chunk of the body as received; False once over the limit."""
         self.received += len(chunk)
-        if self.received > self.limit:  # a compressed body is no bigger than what it holds
-            self.over = True
-        elif self._encoding == "identity":
+        if self._encoding == "identity":
             self._keep(chunk)
         else:
             self._decompress(chunk)
+        if self.received > self.limit:  # a compressed body is no bigger than what it holds
+            self.over = True
         return not self.over
 
     def _decompress(self, data: bytes) -> None:
