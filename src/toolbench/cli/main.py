@@ -182,16 +182,15 @@ def _add_run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         "--no-cache", action="store_true", help="do not read or write the response cache"
     )
     run.add_argument(
-        "--timeout", type=argtypes.seconds, default=60.0,
-        help="seconds one model request attempt may take in all, its reply read to the end",
-    )  # fmt: skip
+        "--timeout", type=argtypes.seconds, default=60.0, help="seconds per model request"
+    )
     run.add_argument(
         "--max-response-bytes",
         type=argtypes.positive_int,
         default=MAX_RESPONSE_BYTES,
         metavar="N",
-        help="bytes of one model server reply read at most, after decompression (default 16 "
-        "MiB); a longer reply is that sample's infra error",
+        help="bytes of one model server reply read at most, after decompression (16 MiB); a "
+        "longer reply is that sample's infra error",
     )
     run.add_argument(
         "--agent-timeout",
