@@ -60,6 +60,7 @@ def _refuse_mcp_flags(args: argparse.Namespace) -> None:
         ("--transport", getattr(args, "transport", None)),
         ("--verdict", getattr(args, "verdict", None)),
         ("--data-dir", getattr(args, "data_dir", None)),
+        ("--log", getattr(args, "log", None)),
     ):
         if value is not None:
             raise UserError(f"{flag}: only with --mcp (serving a sample's world); add --mcp")
