@@ -175,6 +175,15 @@ def test_a_deep_model_listing_is_no_listing(tmp_path: Path) -> None:
     assert [r.method for r in server.requests] == ["GET", "POST"]
 
 
+def test_a_deep_model_listing_leaves_a_pool_working(tmp_path: Path) -> None:
+    """The pool checks every endpoint's listing at preflight (and again as its health check)."""
+    deep = send_json(b"[" * 500_000)
+    with HostileServer(GOOD, models=deep) as other, HostileServer(GOOD, models=deep) as server:
+        code, output, _, _ = run_against(server, tmp_path / "run", "--base-url", other.base_url)
+    assert code == 0, output[-3000:]
+    assert read_run(tmp_path / "run")[1][0]["status"] == "scored"
+
+
 def test_a_redirect_is_not_followed(tmp_path: Path) -> None:
     with HostileServer(GOOD) as third:
         target = f"{third.base_url}/completions"
