@@ -78,19 +78,20 @@ async def serve_until_cancelled(app: Any, sock: socket.socket) -> None:
 
 
 async def _stop_now(server: Any, serving: asyncio.Future[None]) -> None:
-    """uvicorn stopped at once: no new connections, every open one cut, every request task
-    cancelled, each step bounded."""
+    """uvicorn stopped at once, not through its graceful shutdown (which ticks, then waits for
+    every request): no new connections, every open one cut, every request task cancelled,
+    and the whole bounded by ``STOP_S``."""
     server.should_exit = server.force_exit = True
+    for listener in getattr(server, "servers", ()):
+        listener.close()
     for connection in list(server.server_state.connections):
         transport = getattr(connection, "transport", None)
         if transport is not None:
             transport.abort()
-    await asyncio.wait({serving}, timeout=STOP_S / 2)
     requests = {task for task in server.server_state.tasks if not task.done()}
-    if not serving.done():
-        serving.cancel()
+    serving.cancel()
     for task in requests:
         task.cancel()
-    await asyncio.wait({serving, *requests}, timeout=STOP_S / 2)
+    await asyncio.wait({serving, *requests}, timeout=STOP_S)
     if serving.done() and not serving.cancelled():
         serving.exception()  # retrieved: a failure while stopping is not the stop's business

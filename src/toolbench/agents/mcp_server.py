@@ -56,12 +56,16 @@ class PendingWorld:
     (seconds on a busy machine), and MCP clients give the handshake a deadline.
 
     ``ready`` resolves to the world, or raises why it could not be built: then every request
-    that needs the world is an MCP error saying so in one line (the server lives on)."""
+    that needs the world is an MCP error saying so in one line (the server lives on).
+    ``wanted``, if given, is set by the first request that needs the world: a builder may
+    wait for it (or a while) so as not to compete with the handshake for the CPU."""
 
-    def __init__(self, ready: asyncio.Future[Any]) -> None:
-        self.ready = ready
+    def __init__(self, ready: asyncio.Future[Any], wanted: asyncio.Event | None = None) -> None:
+        self.ready, self.wanted = ready, wanted
 
     async def get(self) -> AgentWorld:
+        if self.wanted is not None:
+            self.wanted.set()
         # shielded: a request cancelled while it waits (its client went away) must not
         # cancel the build that every other request waits for too
         try:

@@ -25,6 +25,7 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import json
 import os
 import signal
@@ -49,6 +50,8 @@ if TYPE_CHECKING:
 STOP_GRACE_S = 1.5
 #: How long closing the world, and then stopping its thread, may each take after the verdict.
 CLOSE_S = 0.3
+#: How long the build waits for a request that needs the world before it starts anyway.
+HANDSHAKE_WINDOW_S = 0.5
 #: The trace entries the verdict file keeps (the count is always exact).
 MAX_VERDICT_CALLS = 200
 
@@ -166,11 +169,10 @@ async def _serve_sample(plan: _Plan, pool: Any, host: WorldThread) -> int:
     """Serve at once while the world is built; after the stop, judge it into the verdict
     and close it. 1 when the world could not be built, else 0."""
     from toolbench.agents.mcp_server import PendingWorld
-    from toolbench.cli.serve_world import world_on_thread
 
     state = SampleState(sample=plan.sample, epoch=1)
-    built = world_on_thread(host, lambda: sample_world(plan.task, plan.data, plan.sample, pool))
-    building = asyncio.ensure_future(_recording(built, state))
+    wanted = asyncio.Event()
+    building = asyncio.ensure_future(_recording(plan, pool, host, state, wanted))
     building.add_done_callback(lambda done: _report_failed_build(done, plan))
     stopped = asyncio.Event()
     world = None
@@ -178,7 +180,7 @@ async def _serve_sample(plan: _Plan, pool: Any, host: WorldThread) -> int:
         # A signal stops the serving; one during the judging (a client that closed stdin and
         # then sends SIGTERM, as the SDK's does after 2 s) lets the verdict be written first.
         with _signals_set(asyncio.get_running_loop(), stopped.set):
-            await _until_stopped(_serve(PendingWorld(building), plan), stopped)
+            await _until_stopped(_serve(PendingWorld(building, wanted), plan), stopped)
             world = await _built_or_none(building, stopped)
             if plan.verdict is not None:
                 await _write_verdict(plan, world, state, _unbuilt(building))
@@ -187,15 +189,23 @@ async def _serve_sample(plan: _Plan, pool: Any, host: WorldThread) -> int:
             with contextlib.suppress(Exception, asyncio.TimeoutError):
                 await asyncio.wait_for(world.close(), timeout=CLOSE_S)
         building.cancel()
-        host.stop(CLOSE_S)
+        host.stop(CLOSE_S if world is not None else 0.0)  # a build given up is not waited for
     failed = building.done() and not building.cancelled() and building.exception() is not None
     return 1 if failed else 0
 
 
-async def _recording(built: Awaitable[AgentWorld], state: SampleState) -> RecordingWorld:
-    """The world, once built, as the served ``RecordingWorld``: the one the verdict judges,
-    whose trace is the verdict's ``calls``."""
-    return RecordingWorld(await built, state)
+async def _recording(
+    plan: _Plan, pool: Any, host: WorldThread, state: SampleState, wanted: asyncio.Event
+) -> RecordingWorld:
+    """The world, built on ``host`` once a request wants it or ``HANDSHAKE_WINDOW_S`` has
+    passed (a build beside the handshake halves the CPU the handshake gets: the GIL), as
+    the served ``RecordingWorld``: the one the verdict judges, whose trace is its ``calls``."""
+    from toolbench.cli.serve_world import world_on_thread
+
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(wanted.wait(), timeout=HANDSHAKE_WINDOW_S)
+    build = functools.partial(sample_world, plan.task, plan.data, plan.sample, pool)
+    return RecordingWorld(await world_on_thread(host, build), state)
 
 
 def _report_failed_build(done: asyncio.Future[RecordingWorld], plan: _Plan) -> None:
