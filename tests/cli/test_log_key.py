@@ -113,21 +113,26 @@ def test_a_forged_log_rechained_from_the_folder_does_not_verify(tmp_path: Path) 
 @pytest.mark.parametrize(
     "strip", [{"mac": None, "key_id": None}, {"key_id": "0123456789abcdef"}], ids=["no-mac", "id"]
 )
-def test_a_forgery_that_drops_the_mac_or_names_another_key_is_never_keyed(
+def test_a_forgery_that_drops_the_mac_or_names_another_key_is_caught_here(
     tmp_path: Path, strip: dict[str, Any]
 ) -> None:
     """The forger's other moves: remove the MAC (to look like a run made before keys) or name
-    another key (to look copied from elsewhere). Neither can be told from the real thing
-    without the key, so report does not refuse them, but it never says they were verified
-    with this machine's key, and a resume refuses to re-key them."""
+    another key (to look copied from elsewhere). This machine noted that it sealed a log at
+    that folder (``runner.ledger``, in the key folder), so report calls it modified (exit 2)
+    and a resume refuses it; moved to another folder, where no note is, it is at least never
+    called verified."""
     folder = made_run(tmp_path / "run")
     forge_all_successes(folder)
     set_anchor(folder, **strip)
     report = toolbench("report", str(folder))
-    assert report.returncode == 0, report.stderr
-    assert KEYED not in report.stdout and "(provenance not verified)" in report.stdout
+    assert report.returncode == 2 and FORGED in report.stderr
     resumed = toolbench(*RUN, "--out", str(folder))
     assert resumed.returncode == 2 and "start a new run" in resumed.stderr
+    moved = tmp_path / "moved"
+    folder.rename(moved)
+    report = toolbench("report", str(moved))
+    assert report.returncode == 0, report.stderr
+    assert KEYED not in report.stdout and "(provenance not verified)" in report.stdout
 
 
 def test_a_folder_copied_to_a_machine_without_the_key_is_intact_not_verified(
@@ -143,8 +148,9 @@ def test_a_folder_copied_to_a_machine_without_the_key_is_intact_not_verified(
     assert shown["provenance"] == {str(folder): "other_key"}
     # the copy is still checked for consistency: an edit there is refused as before
     lines = (folder / SAMPLES_FILE).read_text().splitlines()
-    assert '"success": false' in lines[1]
-    lines[1] = lines[1].replace('"success": false', '"success": true')
+    flip = {'"success": false': '"success": true', '"success": true': '"success": false'}
+    was = next(text for text in flip if text in lines[1])
+    lines[1] = lines[1].replace(was, flip[was])
     (folder / SAMPLES_FILE).write_text("\n".join(lines) + "\n")
     edited = toolbench("report", str(folder), key_dir=elsewhere)
     assert edited.returncode == 2 and "samples.jsonl:2: the log was modified" in edited.stderr

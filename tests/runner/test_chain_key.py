@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from toolbench.errors import UserError
 from toolbench.package import key_dir
-from toolbench.runner import chain
+from toolbench.runner import chain, ledger
 from toolbench.runner import lifecycle as lifecycle_module
 from toolbench.runner.store import RUN_FILE, SAMPLES_FILE, RunStore, load_log, read_run_info
 
@@ -281,6 +281,7 @@ def test_a_run_json_from_before_keys_reports_as_unkeyed(tmp_path: Path) -> None:
     for name in ("key_id", "mac"):
         del info[chain.ANCHOR_KEY][name]
     (tmp_path / RUN_FILE).write_text(json.dumps(info))
+    ledger._note_path(tmp_path).unlink()  # made before keys: this machine noted no sealing
     result = check(tmp_path)
     assert result.ok and result.provenance == chain.UNKEYED
     assert result.describe("x") == (
@@ -314,3 +315,14 @@ def test_resume_refuses_a_forged_mac_even_without_records(tmp_path: Path) -> Non
     with pytest.raises(UserError, match="does not verify with this machine's key"):
         resumed.write_info({"fingerprint": "g", "status": "running"})
     assert (tmp_path / RUN_FILE).read_bytes() == before
+
+
+def test_a_stripped_mac_on_a_log_this_machine_sealed_is_forged(tmp_path: Path) -> None:
+    """Removing the MAC is no way out where this machine noted it sealed the folder."""
+    finished_run(tmp_path)
+    info = read_run_info(tmp_path)
+    for name in ("key_id", "mac"):
+        del info[chain.ANCHOR_KEY][name]
+    (tmp_path / RUN_FILE).write_text(json.dumps(info))
+    result = check(tmp_path)
+    assert (result.state, result.reason) == (chain.MODIFIED, chain.FORGED_REASON)

@@ -29,7 +29,10 @@ from toolbench.runner.chain import (
     ANCHOR_KEY,
     CHAIN_FIELD,
     CHAIN_RESERVE,
+    FORGED,
     MODIFIED,
+    OTHER_KEY,
+    UNKEYED,
     Anchor,
     ChainChecker,
     LogCheck,
@@ -43,6 +46,7 @@ from toolbench.runner.chain import (
     with_provenance,
 )
 from toolbench.runner.donekeys import DoneKeys
+from toolbench.runner.ledger import remember, sealed_here
 from toolbench.runner.lock import FolderLock
 
 RUN_FILE = "run.json"
@@ -162,7 +166,10 @@ def scan_log(folder: Path, info: dict[str, Any]) -> LogScan:
     exact = info.get("status") != "running"
     if anchor is None:
         return LogScan(folder / SAMPLES_FILE, None, exact)
-    sealed = provenance(anchor, info, find_key())
+    key = find_key()
+    sealed = provenance(anchor, info, key)
+    if sealed in (UNKEYED, OTHER_KEY) and key is not None and sealed_here(folder, key.id):
+        sealed = FORGED  # this machine sealed a log here: its MAC was taken away
     return LogScan(folder / SAMPLES_FILE, anchor, exact, sealed=sealed)
 
 
@@ -431,7 +438,9 @@ class RunStore:
 
     def _sealed(self, info: dict[str, Any], anchor: Anchor) -> dict[str, Any]:
         """``info`` with ``anchor`` sealed for it (its MAC binds the fingerprint and status)."""
-        return {**info, ANCHOR_KEY: seal(anchor, self._log_key(), info).to_json()}
+        key = self._log_key()
+        remember(self.folder, anchor.seed, key.id)
+        return {**info, ANCHOR_KEY: seal(anchor, key, info).to_json()}
 
     def _rewrite(self, records: Iterable[dict[str, Any]]) -> None:
         """Replace the log with ``records``, re-chained from the seed, atomically. run.json
