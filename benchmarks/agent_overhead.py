@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any, ClassVar
 
 PYTHON = sys.executable
 RUNS = {
@@ -67,7 +68,7 @@ def attempt_ms(contained: bool, attempts: int) -> float:
     from toolbench.types import Outcome
 
     class Empty:
-        tools: list = []
+        tools: ClassVar[list[Any]] = []
         request = "nothing"
 
         async def call(self, name: str, arguments: dict) -> ToolReply:
