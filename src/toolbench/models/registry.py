@@ -153,7 +153,8 @@ BUILTIN: tuple[KnownModel, ...] = (
     ),
     KnownModel(
         "agent:COMMAND",
-        "any agent process, run once per sample; it reaches the task's tools over MCP",
+        "any agent process, run once per sample, contained; it reaches the task's tools "
+        "over MCP (agent:oracle, agent:replay:FILE: the harness's scripted agents)",
         "pip install 'toolbench[mcp]' and the agent's command",
         frozenset({TOOL_TASKS}),
         "toolbench.agents.process:make_agent",
