@@ -87,9 +87,18 @@ def test_threads_finalizers_and_warnings_are_incidents_too(
 def test_everything_is_put_back_after(capsys: pytest.CaptureFixture[str]) -> None:
     root = logging.getLogger()
     before = (root.handlers[:], root.level, threading.excepthook, sys.unraisablehook)
-    with incidents_logged(None, None):
-        assert root.handlers != before[0]
-    assert (root.handlers, root.level, threading.excepthook, sys.unraisablehook) == before
+    library = logging.getLogger("a_library_with_its_own_handler")
+    own = logging.StreamHandler(sys.stderr)
+    library.handlers, library.propagate = [own], False
+    try:
+        with incidents_logged(None, None):
+            assert root.handlers != before[0]
+            library.error("said once, by the incidents handler")
+        assert (root.handlers, root.level, threading.excepthook, sys.unraisablehook) == before
+        assert (library.handlers, library.propagate) == ([own], False)
+    finally:
+        library.handlers, library.propagate = [], True
+    assert capsys.readouterr().err.count("said once") == 1
 
 
 def test_a_log_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:

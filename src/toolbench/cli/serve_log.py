@@ -92,6 +92,7 @@ def incidents_logged(file: TextIO | None, path: Path | None) -> Iterator[None]:
     root = logging.getLogger()
     handlers, level = root.handlers[:], root.level
     thread_hook, unraisable_hook = threading.excepthook, sys.unraisablehook
+    own = _own_handlers_lifted()  # a library's own stderr handler (uvicorn's, say) too
     root.handlers = [_Incidents(file, path)]
     root.setLevel(logging.WARNING)
     logging.captureWarnings(True)
@@ -103,7 +104,20 @@ def incidents_logged(file: TextIO | None, path: Path | None) -> Iterator[None]:
         logging.captureWarnings(False)
         root.handlers = handlers
         root.setLevel(level)
+        for logger, (its_handlers, propagate) in own.items():
+            logger.handlers, logger.propagate = its_handlers, propagate
         threading.excepthook, sys.unraisablehook = thread_hook, unraisable_hook
+
+
+def _own_handlers_lifted() -> dict[logging.Logger, tuple[list[logging.Handler], bool]]:
+    """Every configured logger's own handlers taken off and its records sent up to the root,
+    and what it had, to put back."""
+    lifted = {}
+    for logger in list(logging.root.manager.loggerDict.values()):
+        if isinstance(logger, logging.Logger) and (logger.handlers or not logger.propagate):
+            lifted[logger] = (logger.handlers[:], logger.propagate)
+            logger.handlers, logger.propagate = [], True
+    return lifted
 
 
 def _thread_died(args: Any) -> None:
