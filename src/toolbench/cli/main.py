@@ -374,6 +374,11 @@ def _add_serve_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         help="--mcp: when the server stops, write the task's verdict of the world (JSON) here",
     )
     serve.add_argument(
+        "--log",
+        type=argtypes.PathArg("new_file"),
+        help="--mcp: append the libraries' own reports (tracebacks included) to this file",
+    )
+    serve.add_argument(
         "--data-dir",
         type=argtypes.PathArg("folder"),
         help="--mcp: a folder in the ToolBench layout <root>/<task>/<version>/ (default: the "
