@@ -110,6 +110,15 @@ def test_memory_past_the_limit_fails() -> None:
     assert seen["allocate:1000"] == {"error": "MemoryError"}
 
 
+def test_processes_past_the_limit_fail_and_all_die_with_the_attempt() -> None:
+    """A fork bomb meets the process limit (a pids cgroup as root, RLIMIT_NPROC otherwise)."""
+    if os.geteuid() == 0 and contain.cgroup_root() is None:
+        pytest.skip("root without a pids cgroup: no process limit here (run.json says so)")
+    settings = AgentSettings(limits=AgentLimits(processes=20))
+    seen = escape("spawn:60", settings=settings)
+    assert 5 <= seen["spawn:60"]["started"] < 20 and "error" in seen["spawn:60"]
+
+
 def test_another_agents_environment_and_folder_are_out_of_view() -> None:
     """Sample 1 looks for sample 0's MCP URL (its token) in every /proc/*/environ and for its
     scratch folder while sample 0 is running: it finds neither, and sees few processes."""

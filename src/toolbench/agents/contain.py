@@ -21,8 +21,10 @@ PID, mount, IPC and UTS namespaces with every capability dropped:
   where the only door to the harness is the sample's own MCP URL, whose token no other
   process can learn. ``none`` gives it an empty network namespace: its MCP URL then reaches
   the run's hub through a Unix socket bound into the sandbox (``agents.bridge``).
-- **Limits**: address space (``--agent-memory``) and, where the kernel enforces it (not for
-  root), processes; wall time and output are the caller's (``agents.process``).
+- **Limits**: address space (``--agent-memory``) and processes (threads included): a pids
+  cgroup of its own where this user can make one (root, usually), else ``RLIMIT_NPROC``, which
+  the kernel does not enforce for root; wall time and output are the caller's
+  (``agents.process``).
 
 Where bubblewrap cannot run (not installed, no user namespaces, not Linux) the agent runs as a
 plain process in its own session, with the same environment allow-list and limits: one
@@ -38,6 +40,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,8 +114,8 @@ class Containment:
     def describe(self, limits: AgentLimits) -> dict[str, Any]:
         """The ``agent_isolation`` entry of run.json: level, missing layers, one line."""
         missing: list[str] = [] if self.namespaces else ["namespaces", "file system view"]
-        if os.geteuid() == 0:
-            missing.append("process limit (root)")
+        if os.geteuid() == 0 and cgroup_root() is None:
+            missing.append("process limit (root, and no pids cgroup to make)")
         memory = f"{limits.memory_mb} MB" if limits.memory_mb else "unlimited"
         if self.namespaces:
             summary = (
@@ -304,6 +307,77 @@ def detect() -> Containment:
     if wanted == "full":
         raise IsolationUnavailable(f"{ENV_VAR}=full but agents cannot be contained: {reason}")
     return Containment("none", reason=reason)
+
+
+#: Where a pids cgroup per attempt can be made: cgroup v1's pids hierarchy, or v2's root.
+CGROUP_ROOTS = ("/sys/fs/cgroup/pids", "/sys/fs/cgroup")
+
+
+@functools.cache
+def cgroup_root() -> str | None:
+    """The first of ``CGROUP_ROOTS`` where this process can make a child with a ``pids.max``
+    (probed once by making and removing one), or None."""
+    for root in CGROUP_ROOTS:
+        try:
+            cap = ProcessCap.make_in(root, 1)
+        except OSError:
+            continue
+        cap.remove()
+        return root
+    return None
+
+
+class ProcessCap:
+    """One attempt's pids cgroup: at most ``limit`` processes and threads in it, whatever the
+    user (the kernel counts them per cgroup, root included). The agent's first process moves
+    itself in before it runs anything (``enter``, between fork and exec), so all it starts is
+    inside; ``remove`` once the attempt's namespace is gone."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @classmethod
+    def make_in(cls, root: str, limit: int) -> ProcessCap:
+        base = Path(root)
+        if not (base / "cgroup.procs").exists():
+            raise FileNotFoundError(root)
+        path = base / f"toolbench-agent-{os.getpid()}-{os.urandom(6).hex()}"
+        path.mkdir()
+        try:
+            (path / "pids.max").write_text(str(limit))
+        except OSError:
+            path.rmdir()
+            raise
+        return cls(path)
+
+    @classmethod
+    def make(cls, limit: int) -> ProcessCap | None:
+        root = cgroup_root()
+        if root is None:
+            return None
+        try:
+            return cls.make_in(root, limit)
+        except OSError:
+            return None
+
+    def enter(self) -> None:
+        """Move the calling process in (run in the child before exec: no allocation-heavy
+        work, no locks)."""
+        fd = os.open(str(self.path / "cgroup.procs"), os.O_WRONLY)
+        try:
+            os.write(fd, b"0")
+        finally:
+            os.close(fd)
+
+    def remove(self) -> None:
+        for _ in range(50):  # the killed namespace's processes may take a moment to go
+            try:
+                self.path.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.02)
 
 
 _warned = threading.Event()

@@ -20,6 +20,7 @@ import os
 import shlex
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -198,6 +199,22 @@ class ProcessAgent:
         started = time.monotonic()
         if shutil.which(self.argv[0]) is None:  # gone since the run began: say so plainly
             return AgentEnd("", failure=f"could not start {self.argv[0]}: no such program")
+        cap = contain.ProcessCap.make(self.settings.limits.processes)
+        try:
+            return await self._started(argv, env, stdin, cwd, cap, started)
+        finally:
+            if cap is not None:
+                cap.remove()
+
+    async def _started(
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        stdin: str,
+        cwd: str,
+        cap: contain.ProcessCap | None,
+        started: float,
+    ) -> AgentEnd:
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv,
@@ -207,9 +224,11 @@ class ProcessAgent:
                 cwd=cwd,
                 env=env,
                 start_new_session=True,
+                preexec_fn=cap.enter if cap is not None else None,
             )
-        except OSError as exc:
-            return AgentEnd("", failure=f"could not start {self.argv[0]}: {exc.strerror or exc}")
+        except (OSError, subprocess.SubprocessError) as exc:
+            why = (exc.strerror if isinstance(exc, OSError) else None) or exc
+            return AgentEnd("", failure=f"could not start {self.argv[0]}: {why}")
         out, err = _Sink(MAX_FINAL_MESSAGE_CHARS * 4), _Sink(STDERR_TAIL_CHARS * 4)
         flood = asyncio.Event()
         helpers = [

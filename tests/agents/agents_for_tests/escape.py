@@ -14,6 +14,7 @@ sample, or only by sample ID when written ``ID=probe``:
   guess            call its own MCP server with another (guessed) token
   import:MODULE    import a module (e.g. a task's data generator)
   allocate:MB      allocate that much memory
+  spawn:N          start N sleeping processes (how many it managed)
 """
 
 import json
@@ -121,6 +122,18 @@ def allocate(megabytes: str) -> object:
         return {"error": "MemoryError"}
 
 
+def spawn(count: int) -> object:
+    import subprocess
+
+    started = []
+    try:
+        for _ in range(count):
+            started.append(subprocess.Popen(["sleep", "30"]))
+    except OSError as exc:
+        return {"started": len(started), "error": type(exc).__name__}
+    return {"started": len(started)}
+
+
 def main() -> int:
     results: dict[str, object] = {}
     sample = os.environ.get("TOOLBENCH_SAMPLE_ID", "")
@@ -154,6 +167,8 @@ def main() -> int:
             results[probe] = call(own.rsplit("/", 1)[0] + "/" + "A" * 32)
         elif kind == "import":
             results[probe] = load(rest)
+        elif kind == "spawn":
+            results[probe] = spawn(int(rest))
         elif kind == "allocate":
             results[probe] = allocate(rest)
     print(json.dumps(results))
