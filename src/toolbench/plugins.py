@@ -88,6 +88,18 @@ def installed(group: str, builtin: Collection[str], kind: str) -> Installed:
     return found
 
 
+def problem_lines(found: Installed, load: Callable[[EntryPoint], object]) -> list[str]:
+    """Why each installed entry that cannot be used is left out, one line each: what the
+    listing found (``found.problems``), then each entry point whose ``load`` gives a
+    ``PluginError`` (this imports every installed entry)."""
+    lines = [problem.message for problem in found.problems]
+    for point in found.points.values():
+        loaded = load(point)
+        if isinstance(loaded, PluginError):
+            lines.append(str(loaded))
+    return lines
+
+
 def call_plugin(function: Callable[[], T]) -> T:
     """``function()``, a distribution's code; whatever it raises is a ``PluginError`` whose
     message is the reason (the caller adds the entry point), except a real Ctrl-C."""

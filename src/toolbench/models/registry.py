@@ -38,7 +38,15 @@ from importlib.metadata import EntryPoint
 from typing import TYPE_CHECKING, Any
 
 from toolbench.errors import UserError
-from toolbench.plugins import Installed, PluginError, call_plugin, cannot_load, installed, unusable
+from toolbench.plugins import (
+    Installed,
+    PluginError,
+    call_plugin,
+    cannot_load,
+    installed,
+    problem_lines,
+    unusable,
+)
 
 if TYPE_CHECKING:
     from toolbench.models.base import Model, ModelOptions
@@ -221,13 +229,7 @@ def all_models() -> list[KnownModel]:
 def problems() -> list[str]:
     """Why each installed model that cannot be used is left out: one line each, naming its
     entry point, its distribution and the fix (imports every installed model)."""
-    found = _installed()
-    lines = [problem.message for problem in found.problems]
-    for point in found.points.values():
-        loaded = _from_entry_point(point)
-        if isinstance(loaded, PluginError):
-            lines.append(str(loaded))
-    return lines
+    return problem_lines(_installed(), _from_entry_point)
 
 
 def _installed() -> Installed:

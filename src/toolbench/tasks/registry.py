@@ -25,7 +25,15 @@ from importlib.metadata import EntryPoint
 from typing import TYPE_CHECKING, Any
 
 from toolbench.errors import UserError, did_you_mean
-from toolbench.plugins import Installed, PluginError, call_plugin, cannot_load, installed, unusable
+from toolbench.plugins import (
+    Installed,
+    PluginError,
+    call_plugin,
+    cannot_load,
+    installed,
+    problem_lines,
+    unusable,
+)
 from toolbench.plugins import where as where_of
 
 if TYPE_CHECKING:
@@ -90,13 +98,7 @@ def all_tasks() -> list[Task]:
 def problems() -> list[str]:
     """Why each installed task that cannot be used is left out: one line each, naming its
     entry point, its distribution and the fix (imports every installed task)."""
-    found = _installed()
-    lines = [problem.message for problem in found.problems]
-    for point in found.points.values():
-        loaded = _from_entry_point(point)
-        if isinstance(loaded, PluginError):
-            lines.append(str(loaded))
-    return lines
+    return problem_lines(_installed(), _from_entry_point)
 
 
 def installed_from(name: str) -> str | None:
