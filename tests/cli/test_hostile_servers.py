@@ -5,7 +5,7 @@ gigabytes or end the run with a traceback. Now each is that sample's ``infra_err
 line saying what the server sent, and the run finishes (exit 3: infra errors remain to retry):
 
 - a gigabyte of reply (without Content-Length; as ~1 MB of gzip; behind an HTTP 500) leaves the
-  harness's peak RSS under ``RSS_BUDGET_MB`` (measured by ``os.wait4`` on the run's process);
+  harness's peak RSS under ``RSS_BUDGET_MB`` (``VmHWM`` of the run's process, read until it exits);
 - a byte a second after the headers ends each attempt within ``--timeout`` + 1 s;
 - every wrong reply shape is a per-sample error, and content parts are read as text;
 - a ``GET /models`` of 500,000 ``[`` is no listing, not a crash;
@@ -17,7 +17,6 @@ The servers (``tests.models.hostile_server``) make their bodies as they send the
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -57,9 +56,25 @@ def run_against(
     start = time.monotonic()
     with log.open("w") as handle:
         process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)
-        _, status, usage = os.wait4(process.pid, 0)  # this child's own peak, not the suite's
-        process.returncode = os.waitstatus_to_exitcode(status)
-    return process.returncode, log.read_text(), usage.ru_maxrss // 1024, time.monotonic() - start
+        peak_kb = _peak_until_exit(process)
+    return process.returncode, log.read_text(), peak_kb // 1024, time.monotonic() - start
+
+
+def _peak_until_exit(process: subprocess.Popen[bytes]) -> int:
+    """The process's own peak RSS in kB (``VmHWM``, read until it exits). Not ``wait4``'s
+    ``ru_maxrss``: Linux carries the forking parent's RSS into it across exec, so a big
+    pytest process would be counted as the run's."""
+    peak = 0
+    status = Path(f"/proc/{process.pid}/status")
+    while process.poll() is None:
+        try:
+            for line in status.read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    peak = max(peak, int(line.split()[1]))
+        except (OSError, ValueError, IndexError):
+            pass
+        time.sleep(0.02)
+    return peak
 
 
 def only_record(out: Path) -> dict[str, Any]:

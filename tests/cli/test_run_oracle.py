@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CliResult, read_run
+from toolbench.runner import chain
 
 
 def test_oracle_is_perfect_on_both_tasks(cli: Callable[..., CliResult], tmp_path: Path) -> None:
@@ -244,8 +245,11 @@ def test_a_rerun_with_another_selection_starts_a_new_folder(
     assert cli(*base, "--limit", "2")[0] == 0
     # An unfinished run of 2 samples: the same command resumes it, another --limit does not.
     (folder,) = runs.iterdir()
-    info = json.loads((folder / "run.json").read_text())
-    (folder / "run.json").write_text(json.dumps({**info, "status": "interrupted"}))
+    info = {**json.loads((folder / "run.json").read_text()), "status": "interrupted"}
+    anchor = chain.Anchor.from_json(info[chain.ANCHOR_KEY])
+    assert anchor is not None  # resealed as the harness would (the MAC covers the status)
+    info[chain.ANCHOR_KEY] = chain.seal(anchor, chain.ensure_key(), info).to_json()
+    (folder / "run.json").write_text(json.dumps(info))
     assert cli(*base, "--limit", "3")[0] == 0
     assert len(list(runs.iterdir())) == 2
     assert len((folder / "samples.jsonl").read_text().splitlines()) == 2
