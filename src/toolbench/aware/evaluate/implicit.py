@@ -74,12 +74,12 @@ def classify_reply(
     """The bucket of one reply; ``api_names`` are the APIs the prompt offered."""
     offered = Offered.of(api_names)
     reply = _reply_text(text)
-    attempts: list[Attempt] = native_attempts(tool_calls)
-    copies: list[Attempt] = []
-    for attempt in text_attempts(reply, offered):
-        name, arguments = attempt.name, attempt.arguments or {}
-        copy = name is not None and FORMAT_LINE.copied(name, arguments, offered)
-        (copies if copy else attempts).append(attempt)
+    found, copies = _split_copies(text_attempts(reply, offered), offered)
+    if copies:  # read the reply as if the copies were not there (a whole-reply call, say)
+        reply = _without(reply, copies)
+        found, again = _split_copies(text_attempts(reply, offered), offered)
+        reply = _without(reply, again)
+    attempts: list[Attempt] = [*native_attempts(tool_calls), *found]
     attempts.sort(key=lambda attempt: attempt.start)
     for attempt in attempts:
         if attempt.ok:
@@ -89,12 +89,24 @@ def classify_reply(
                 return ImplicitVerdict("call", api, attempt.arguments, True, attempt.syntax)
     if attempts:
         return _failed(attempts[0], offered)
-    reply = _without(reply, copies)
     if not reply.strip():
         reason = "only a copy of the prompt's format line" if copies else "empty reply"
         return ImplicitVerdict("unparseable", reason=reason)
     bucket, reason = classify_prose(reply)
     return ImplicitVerdict(bucket, reason=reason)
+
+
+def _split_copies(
+    attempts: Sequence[Attempt], offered: Offered
+) -> tuple[list[Attempt], list[Attempt]]:
+    """The attempts that are calls, and those that are copies of the prompt's format line."""
+    calls: list[Attempt] = []
+    copies: list[Attempt] = []
+    for attempt in attempts:
+        name, arguments = attempt.name, attempt.arguments or {}
+        copy = name is not None and FORMAT_LINE.copied(name, arguments, offered)
+        (copies if copy else calls).append(attempt)
+    return calls, copies
 
 
 def _failed(attempt: Attempt, offered: Offered) -> ImplicitVerdict:
