@@ -24,7 +24,7 @@ from rich.console import Console
 
 from toolbench.config import RunConfig
 from toolbench.core.task import Task, TaskData
-from toolbench.errors import UserError
+from toolbench.errors import UserError, did_you_mean
 from toolbench.models.base import Model, ModelOptions
 from toolbench.package import default_cache_dir
 from toolbench.runner.lifecycle import RunResult
@@ -60,7 +60,7 @@ def run(
     if model is None:
         raise UserError("toolbench.run: give a model (a spec such as 'oracle', or an object)")
     spec = model if isinstance(model, str) else model.name
-    run_config = RunConfig(tasks=[t.name for t in chosen], model=spec, **config)
+    run_config = _run_config([t.name for t in chosen], spec, config)
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     if options is None:
         use = run_config.use_cache
@@ -78,6 +78,25 @@ def run(
         tasks=chosen,
         model=None if isinstance(model, str) else model,
     )
+
+
+def _run_config(tasks: list[str], model: str, settings: dict[str, Any]) -> RunConfig:
+    """``run``'s keyword settings as a ``RunConfig``: a name that is no field, or a value of
+    the wrong kind, is a ``UserError`` naming it (a misspelt ``limt=3`` would otherwise be
+    dropped, and the run would not be the one asked for)."""
+    from pydantic import ValidationError
+
+    fields = set(RunConfig.model_fields) - {"tasks", "model"}
+    for name in settings:
+        if name not in fields:
+            hint = did_you_mean(name, sorted(fields))
+            raise UserError(f"toolbench.run: unknown setting {name!r}{hint}")
+    try:
+        return RunConfig(tasks=tasks, model=model, **settings)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        raise UserError(f"toolbench.run: {where}={error.get('input')!r}: {error['msg']}") from None
 
 
 def _tasks(tasks: Tasks | None, task: str | Task | None) -> list[Task]:

@@ -14,10 +14,10 @@ from toolbench.config import RunConfig
 from toolbench.core.task import Task
 from toolbench.errors import UserError
 from toolbench.models.base import ModelOptions
-from toolbench.models.spec import TOOL_TASKS, require
 from toolbench.prompts.builder import Mode, Prompter
 from toolbench.runner.run import RunResult, execute, prompt_config_for
-from toolbench.tasks.registry import all_tasks, get_task, parse_task_list
+from toolbench.runner.validate import check_history, check_mode, check_system_prompt
+from toolbench.tasks.registry import get_task, parse_task_list
 
 # A finished run whose infra errors remain (rerun the same command to retry them).
 EXIT_INCOMPLETE = 3
@@ -55,61 +55,6 @@ def stop_setting(args: argparse.Namespace) -> list[str] | None:
     if args.no_stop:
         return []
     return list(args.stop) if args.stop else None
-
-
-def check_mode(tasks: list[Task], mode: str) -> None:
-    """--mode tools needs a task that offers its API as tools: refuse others up front."""
-    if mode != Mode.TOOLS.value:
-        return
-    lacking = [task.name for task in tasks if task.toolset is None]
-    if lacking:
-        able = [task.name for task in all_tasks() if task.toolset is not None]
-        raise UserError(
-            f"--mode tools: task {', '.join(lacking)} has no tools mode (it works for "
-            f"{', '.join(able)}); use --mode completion or chat"
-        )
-
-
-def check_agent_world(tasks: list[Task], spec: str) -> None:
-    """An agent (``--model agent:COMMAND``) solves a task through its world's tools: refuse,
-    before any work, a task that has none."""
-    if spec.strip().partition(":")[0] != "agent":
-        return
-    lacking = [task.name for task in tasks if not task.has_agent_world]
-    if lacking:
-        able = [task.name for task in all_tasks() if task.has_agent_world]
-        raise UserError(
-            f"--model {spec.strip()}: task {', '.join(lacking)} cannot be solved by an agent "
-            f"(it serves no tools); agents can run {', '.join(able) or 'no task yet'}"
-        )
-
-
-def check_system_prompt(tasks: list[Task], mode: str, system_prompt: str | None) -> None:
-    """--system-prompt replaces the instruction of chat and tools prompts: refuse it where it
-    would change nothing (completion prompts, a task with its own fixed system messages)."""
-    if system_prompt is None:
-        return
-    if mode == Mode.COMPLETION.value:
-        raise UserError(
-            "--system-prompt: completion prompts have no system message; add --mode chat or "
-            "--mode tools, or drop it"
-        )
-    fixed = [task.name for task in tasks if not task.takes_system_prompt]
-    if fixed:
-        raise UserError(
-            f"--system-prompt: task {', '.join(fixed)} keeps its own system messages (they are "
-            "part of what it measures); drop the flag or run other tasks"
-        )
-
-
-def check_history(tasks: list[Task], history: int) -> None:
-    """--history is for episodes that show pages: refuse it when no task of the run uses it."""
-    if history and not any(task.uses_history for task in tasks):
-        able = [task.name for task in all_tasks() if task.uses_history]
-        raise UserError(
-            f"--history {history}: only episode tasks show earlier pages ({', '.join(able)}); "
-            "drop the flag for these tasks"
-        )
 
 
 def task_options_from(args: argparse.Namespace, tasks: list[Task]) -> dict[str, dict[str, Any]]:
@@ -199,13 +144,7 @@ def model_options(args: argparse.Namespace, cache_dir: Path) -> ModelOptions:
 
 def command_run(args: argparse.Namespace, console: Console, default_cache: Path) -> int:
     tasks = parse_task_list(args.tasks)  # fail fast on unknown names, before anything else
-    require(args.model, TOOL_TASKS)  # e.g. an awareness floor, which answers only Yes/No
-    check_mode(tasks, args.mode)
-    check_agent_world(tasks, args.model)
-    check_history(tasks, args.history)
-    check_system_prompt(tasks, args.mode, args.system_prompt)
-    if args.data_dir is not None and not args.data_dir.is_dir():
-        raise UserError(f"--data-dir {args.data_dir}: folder not found")
+    check_history(tasks, args.history)  # a flag's own check; the run's are in execute
     config = RunConfig(
         tasks=[t.name for t in tasks],
         model=args.model,

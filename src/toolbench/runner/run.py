@@ -34,6 +34,7 @@ from toolbench.runner.fingerprint import content_digest
 from toolbench.runner.invocation import recorded_command, redact_command
 from toolbench.runner.lifecycle import RunPlan, RunResult, execute_plan, slug
 from toolbench.runner.metrics import EpochMetrics
+from toolbench.runner.validate import check_run
 from toolbench.sandbox.limits import Limits
 from toolbench.sandbox.memo import MemoizedSandbox, ProgramRunner
 from toolbench.sandbox.pool import SandboxPool
@@ -192,6 +193,8 @@ def execute(
     the registry's (``config.tasks`` and ``config.model`` should then carry their names)."""
     if options.replicas > 1 and options.replica_group is None:  # one name for the run's replicas
         options = dataclasses.replace(options, replica_group=uuid.uuid4().hex[:12])
+    chosen = list(tasks) if tasks is not None else parse_task_list(",".join(config.tasks))
+    check_run(config, chosen, model)  # the same checks for the command line and the API
     recipe = WorkRecipe(config, options, cache_dir, sandbox_workers, tasks, model, allow_missing)
     executor = make_executor(config, recipe)  # Ray missing or unreachable: refused before loading
     with open_work(recipe) as opened:

@@ -1,0 +1,104 @@
+"""The checks every tool-task run passes before any work: one place, so ``toolbench run`` and
+``toolbench.run(...)`` accept and refuse exactly the same runs with the same messages.
+
+Each check raises ``UserError`` (exit 2 on the command line) naming the setting and the way
+out. Flag names are used in the messages because they are what the manual documents; the
+Python API takes the same settings under ``RunConfig``'s field names (``mode``,
+``system_prompt``...), which the messages name too where they differ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from toolbench.config import RunConfig
+from toolbench.core.agent import ContainedAgent
+from toolbench.core.task import Task
+from toolbench.errors import UserError
+from toolbench.models.base import Model
+from toolbench.models.spec import TOOL_TASKS, require
+from toolbench.prompts.builder import Mode
+from toolbench.tasks.registry import all_tasks
+
+__all__ = [
+    "check_agent_world",
+    "check_history",
+    "check_mode",
+    "check_run",
+    "check_system_prompt",
+]
+
+
+def check_run(config: RunConfig, tasks: Sequence[Task], model: Model | None = None) -> None:
+    """Refuse a run that would not be what its configuration says; ``model``: the object
+    given instead of ``config.model``'s spec (an agent object is checked as ``agent:``)."""
+    chosen = list(tasks)
+    if model is None:
+        require(config.model, TOOL_TASKS)  # e.g. an awareness floor, which answers Yes/No
+    check_mode(chosen, config.mode.value)
+    is_agent = isinstance(model, ContainedAgent) or _is_agent_spec(config.model)
+    if is_agent:
+        check_agent_world(chosen, config.model)
+    check_system_prompt(chosen, config.mode.value, config.system_prompt)
+    if config.data_dir is not None and not Path(config.data_dir).is_dir():
+        raise UserError(f"--data-dir {config.data_dir}: no such folder")
+
+
+def _is_agent_spec(spec: str) -> bool:
+    return spec.strip().partition(":")[0] == "agent"
+
+
+def check_mode(tasks: Sequence[Task], mode: str) -> None:
+    """--mode tools needs a task that offers its API as tools: refuse others up front."""
+    if mode != Mode.TOOLS.value:
+        return
+    lacking = [task.name for task in tasks if task.toolset is None]
+    if lacking:
+        able = [task.name for task in all_tasks() if task.toolset is not None]
+        raise UserError(
+            f"--mode tools: task {', '.join(lacking)} has no tools mode (it works for "
+            f"{', '.join(able)}); use --mode completion or chat"
+        )
+
+
+def check_agent_world(tasks: Sequence[Task], spec: str) -> None:
+    """An agent (``--model agent:COMMAND``) solves a task through its world's tools: refuse,
+    before any work, a task that has none."""
+    lacking = [task.name for task in tasks if not task.has_agent_world]
+    if lacking:
+        able = [task.name for task in all_tasks() if task.has_agent_world]
+        raise UserError(
+            f"--model {spec.strip()}: task {', '.join(lacking)} cannot be solved by an agent "
+            f"(it serves no tools); agents can run {', '.join(able) or 'no task yet'}"
+        )
+
+
+def check_system_prompt(tasks: Sequence[Task], mode: str, system_prompt: str | None) -> None:
+    """--system-prompt replaces the instruction of chat and tools prompts: refuse it where it
+    would change nothing (completion prompts, a task with its own fixed system messages)."""
+    if system_prompt is None:
+        return
+    if mode == Mode.COMPLETION.value:
+        raise UserError(
+            "--system-prompt: completion prompts have no system message; add --mode chat or "
+            "--mode tools, or drop it"
+        )
+    fixed = [task.name for task in tasks if not task.takes_system_prompt]
+    if fixed:
+        raise UserError(
+            f"--system-prompt: task {', '.join(fixed)} keeps its own system messages (they are "
+            "part of what it measures); drop the flag or run other tasks"
+        )
+
+
+def check_history(tasks: Sequence[Task], history: int) -> None:
+    """--history is for episodes that show pages: refuse it when no task of the run uses it
+    (the flag is a shorthand for the ``history`` option of those tasks, so only the command
+    line has it; the option itself is checked by each task)."""
+    if history and not any(task.uses_history for task in tasks):
+        able = [task.name for task in all_tasks() if task.uses_history]
+        raise UserError(
+            f"--history {history}: only episode tasks show earlier pages ({', '.join(able)}); "
+            "drop the flag for these tasks"
+        )
