@@ -12,6 +12,7 @@ identifies the configuration, which work there is and how its records become met
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import re
 import time
@@ -43,6 +44,7 @@ from toolbench.runner.engine import (
     SessionStats,
     record_writer,
 )
+from toolbench.runner.progress import PlainProgress, interval
 from toolbench.runner.store import Key, RunStore, read_run_info
 
 # (info so far, every record of the log, read once as it streams from the file) -> info with
@@ -66,43 +68,6 @@ class RateColumn(ProgressColumn):
         speed = task.finished_speed or task.speed
         text = f"{speed:7.1f} samples/s" if speed else "      - samples/s"
         return Text(text, style="progress.data.speed")
-
-
-class PlainProgress:
-    """Progress for a log file: one plain line when the work starts, then at most one per
-    ``every_s`` as samples finish, so a long run in CI is never silent until its end."""
-
-    def __init__(self, console: Console, planned: int, done_before: int, every_s: float) -> None:
-        self.console, self.planned, self.every_s = console, planned, every_s
-        self.done_before, self.done = done_before, 0
-        self.start = self.last = time.monotonic()
-        todo = planned - done_before
-        self._say(
-            f"progress: {todo} sample x epochs to do ({done_before} of {planned} done before)"
-        )
-
-    def advance(self) -> None:
-        self.done += 1
-        now = time.monotonic()
-        if now - self.last >= self.every_s:
-            self.last = now
-            self._say(self.line(now))
-
-    def line(self, now: float) -> str:
-        elapsed = now - self.start
-        rate = self.done / elapsed if elapsed > 0 else 0.0
-        total = self.done_before + self.done
-        left = self.planned - total
-        eta = f"{left / rate:.0f} s" if rate > 0 else "-"
-        percent = 100 * total / self.planned if self.planned else 100.0
-        return (
-            f"progress: {total}/{self.planned} sample x epochs ({percent:.0f}%), "
-            f"{rate:.1f} samples/s this session (solving only, loading excluded), "
-            f"{elapsed:.0f} s elapsed, about {eta} left"
-        )
-
-    def _say(self, text: str) -> None:
-        self.console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
 @dataclass
@@ -197,7 +162,9 @@ def execute_plan(plan: RunPlan, out: Path | None, runs_dir: Path, console: Conso
     if plan.preflight:
         asyncio.run(checks())
     folder = folder_for(plan.prefix, plan.fingerprint, plan.selection, out, runs_dir)
-    store, previous, done = open_run(folder, plan.fingerprint, console, plan.fingerprint_parts)
+    store, previous, done = open_run(
+        folder, plan.fingerprint, console, plan.fingerprint_parts, plan.selection
+    )
     try:
         return _run_claimed(plan, folder, store, previous, done, console)
     finally:
@@ -332,7 +299,8 @@ async def _run_with_progress(
     planned, left = plan.work.planned, sum(tally.left.values())
     plain = None
     if not console.is_terminal:
-        plain = PlainProgress(console, planned, planned - left, PLAIN_PROGRESS_EVERY_S)
+        every_s = interval(PLAIN_PROGRESS_EVERY_S)
+        plain = PlainProgress(console, planned, planned - left, every_s, stats, plan.concurrency)
     with Progress(*columns, console=console, disable=plain is not None) as bar:
         bars = {
             name: bar.add_task(name, total=total, completed=total - tally.left.get(name, 0))
@@ -347,25 +315,30 @@ async def _run_with_progress(
 
         todo = ((key, name) for key, name in plan.work.planned_keys() if key not in done)
         try:
-            await plan.executor.run(
-                todo,
-                plan.work,
-                record_writer(store, stats, advance),
-                stats,
-                min(plan.concurrency, left) or 1,
-            )
+            async with plain.ticking() if plain else contextlib.nullcontext():
+                await plan.executor.run(
+                    todo,
+                    plan.work,
+                    record_writer(store, stats, advance),
+                    stats,
+                    min(plan.concurrency, left) or 1,
+                )
         finally:
             for close in plan.closers:
                 await close()
 
 
 def open_run(
-    folder: Path, fingerprint: str, console: Console, parts: dict[str, Any] | None = None
+    folder: Path,
+    fingerprint: str,
+    console: Console,
+    parts: dict[str, Any] | None = None,
+    selection: dict[str, Any] | None = None,
 ) -> tuple[RunStore, dict[str, Any], Collection[Key]]:
     """The run folder's store, holding the folder's lock (``FolderInUse`` if another process
     runs it), its previous run.json (empty if new) and the finished records; a folder holding
-    another configuration is refused (``UserError``). The caller calls ``store.release()``
-    after its last write."""
+    another configuration, or more of the data than ``selection`` asks for, is refused
+    (``UserError``). The caller calls ``store.release()`` after its last write."""
     store = RunStore(folder)
     store.claim()
     try:
@@ -373,6 +346,8 @@ def open_run(
         if store.exists():
             store.check_fingerprint(fingerprint, parts)
             previous = read_run_info(folder)
+            if selection is not None:
+                check_selection(folder, previous.get("selection"), selection)
         done = store.prepare_resume()
     except BaseException:
         store.release()
@@ -380,6 +355,33 @@ def open_run(
     if done:
         console.print(f"[dim]resuming {folder}: {len(done)} records already done[/dim]")
     return store, previous, done
+
+
+def check_selection(folder: Path, held: Any, asked: dict[str, Any]) -> None:
+    """A run folder holds one selection of the data. A command that asks for at least as
+    much (a larger or no ``--limit``, as many or more ``--epochs``) extends the run: its plan
+    grows and run.json then says the new selection, which holds every record already made. One
+    that asks for less is refused: resuming it would leave records outside the plan, and the
+    folder's numbers would no longer be those of any one selection."""
+    if not isinstance(held, dict) or held == asked:
+        return
+    old_limit, new_limit = held.get("limit"), asked.get("limit")
+    old_epochs, new_epochs = held.get("epochs", 1), asked.get("epochs", 1)
+    wider_limit = new_limit is None or (old_limit is not None and new_limit >= old_limit)
+    if wider_limit and new_epochs >= old_epochs:
+        return
+    raise UserError(
+        f"{folder}: holds the run of {_selection_flags(held)}; this command asks for "
+        f"{_selection_flags(asked)}, less of the data. Repeat it with "
+        f"{_selection_flags(held)} (or more) to go on with that run, or give another --out "
+        "for the smaller one"
+    )
+
+
+def _selection_flags(selection: dict[str, Any]) -> str:
+    limit = selection.get("limit")
+    shown = "no --limit" if limit is None else f"--limit {limit}"
+    return f"{shown} --epochs {selection.get('epochs', 1)}"
 
 
 def record_log_check(
