@@ -117,6 +117,7 @@ def changed_parts(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
             lines.append(
                 f"{key}: {_short(old_settings.get(key))} -> {_short(new_settings.get(key))}"
             )
+    lines.extend(_changed_model_files(old.get("model_files", {}), new.get("model_files", {})))
     old_tasks, new_tasks = old.get("tasks", {}), new.get("tasks", {})
     for name in sorted(set(old_tasks) | set(new_tasks)):
         before, after = old_tasks.get(name), new_tasks.get(name)
@@ -129,6 +130,23 @@ def changed_parts(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
             if part in ("scoring_version", "options"):
                 what += f" ({_short(before.get(part))} -> {_short(after.get(part))})"
             lines.append(f"{name}: {what} changed")
+    return lines
+
+
+def _changed_model_files(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """``"model file agent.py changed"``: the files a model spec runs (``model_files``: per
+    model of the run, ``{path: digest}``), compared between two runs."""
+    lines = []
+    for who in sorted(set(old) | set(new)):
+        before, after = old.get(who) or {}, new.get(who) or {}
+        label = "model file" if who == "model" else f"{who} model file"
+        for name in sorted(set(before) | set(after)):
+            if name not in before:
+                lines.append(f"{label} {name} added")
+            elif name not in after:
+                lines.append(f"{label} {name} no longer found")
+            elif before[name] != after[name]:
+                lines.append(f"{label} {name} changed")
     return lines
 
 

@@ -34,6 +34,7 @@ from toolbench.runner.fingerprint import content_digest
 from toolbench.runner.invocation import recorded_command, redact_command
 from toolbench.runner.lifecycle import RunPlan, RunResult, execute_plan, slug
 from toolbench.runner.metrics import EpochMetrics
+from toolbench.runner.model_files import model_files
 from toolbench.runner.validate import check_run
 from toolbench.sandbox.limits import Limits
 from toolbench.sandbox.memo import MemoizedSandbox, ProgramRunner
@@ -250,6 +251,10 @@ def task_plan(config: RunConfig, work: SampleWork, roles: Mapping[str, Model]) -
     """The run of ``config`` over the prepared work, as the lifecycle runs it."""
     prepared = work.prepared
     parts = fingerprint_parts(config, {p.task.name: _task_part(p) for p in prepared})
+    files = {"model": model_files(config.model)}
+    files.update({f"role {role}": model_files(spec) for role, spec in config.roles.items()})
+    if any(files.values()):  # only then: the fingerprints of runs that name no file stay
+        parts["model_files"] = {who: named for who, named in files.items() if named}
     models = [work.model, *roles.values()]
     return RunPlan(
         prefix=f"{slug('+'.join(config.tasks))}-{slug(config.model)}-",
