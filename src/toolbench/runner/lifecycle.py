@@ -44,6 +44,7 @@ from toolbench.runner.engine import (
     SessionStats,
     record_writer,
 )
+from toolbench.runner.environment import session_environment
 from toolbench.runner.progress import PlainProgress, interval
 from toolbench.runner.store import Key, RunStore, read_run_info
 
@@ -185,12 +186,19 @@ def _run_claimed(
     planned = plan.work.planned
     tally = tally_work(plan.work, done)
     done_before = planned - sum(tally.left.values())
+    environment, changes = session_environment(previous)
+    for change in changes:  # the folder now mixes records made two ways: say so once
+        console.print(
+            f"warning: {folder}: resumed with another environment ({change})",
+            style="bold yellow", markup=False, highlight=False, soft_wrap=True,
+        )  # fmt: skip
     info = {
         **plan.info,
         "status": "running",
         "progress": progress_of(done_before, planned),
         "fingerprint": plan.fingerprint,
         "selection": plan.selection,
+        **environment,
         **carried_totals(previous),
     }
     store.write_info(info)
