@@ -17,3 +17,14 @@ def did_you_mean(name: str, choices: Iterable[str]) -> str:
     if close:
         return f" (did you mean '{close[0]}'?)"
     return f" (choose from: {', '.join(options)})"
+
+
+def json_problem(exc: ValueError) -> str:
+    """What is wrong with a line that is not JSON, for a message: ``Unterminated string at
+    column 27`` (the decoder's own text ends in a dangling "starting at" for some errors)."""
+    msg = getattr(exc, "msg", None)
+    if not isinstance(msg, str):
+        return str(exc)[:200]
+    text = msg.removesuffix(" at").removesuffix(" starting")
+    column = getattr(exc, "colno", None)
+    return f"{text} at column {column}" if isinstance(column, int) else text

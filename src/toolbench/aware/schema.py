@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from toolbench.errors import UserError
+from toolbench.errors import UserError, json_problem
 
 SCHEMA_VERSION = 1
 
@@ -185,7 +185,7 @@ def iter_instances(path: Path) -> Iterator[Instance]:
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise UserError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+                raise UserError(f"{path}:{number}: not valid JSON ({json_problem(exc)})") from None
             if not isinstance(record, dict):
                 raise UserError(f"{path}:{number}: each line must be a JSON object")
             try:

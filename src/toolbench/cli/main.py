@@ -11,47 +11,17 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
 
 from rich.console import Console
 
 from toolbench import __version__
 from toolbench.cli import argtypes
+from toolbench.cli.usage import EXIT_USAGE
+from toolbench.cli.usage import Parser as _Parser
 from toolbench.errors import UserError
 from toolbench.models.base import MAX_RESPONSE_BYTES
 from toolbench.sandbox.limits import DEFAULT_WALL_S
 from toolbench.tasks.service import SIMULATED_API_KEY
-
-EXIT_USAGE = 2
-
-
-class _HelpFormatter(argparse.HelpFormatter):
-    """--help shows each flag's default once: appended as "(default: X)" unless the help text
-    already says it (it mentions "default") or there is nothing worth showing (None, a
-    switch's False, an empty list)."""
-
-    def _get_help_string(self, action: argparse.Action) -> str | None:
-        help_text = action.help or ""
-        if "default" in help_text.lower() or not action.option_strings:
-            return help_text
-        default = action.default
-        if default is None or default == argparse.SUPPRESS or action.nargs == 0:
-            return help_text
-        if isinstance(default, (list, tuple)) and not default:
-            return help_text
-        return f"{help_text} (default: %(default)s)"
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line (plus exit code 2), as for every other user
-    error, and --help shows each flag's default."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", _HelpFormatter)
-        super().__init__(*args, **kwargs)
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def _cache_dir(args: argparse.Namespace, *, check: bool = True) -> Path:

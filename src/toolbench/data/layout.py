@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolbench.errors import UserError
+from toolbench.errors import UserError, json_problem
 from toolbench.types import Doc, Sample
 
 # Files that retrieval tools of the original left inside functions/ and examples/.
@@ -81,7 +81,7 @@ def _parse_line(line: str, where: str, index: int, task: str) -> Sample:
     try:
         record = json.loads(line)
     except json.JSONDecodeError as exc:
-        raise UserError(f"{where}: invalid JSON ({exc.msg} at column {exc.colno})") from exc
+        raise UserError(f"{where}: invalid JSON ({json_problem(exc)})") from exc
     if not isinstance(record, dict):
         raise UserError(f"{where}: expected a JSON object with 'prompt' and 'completion'")
     query = record.get("prompt")

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from toolbench.errors import UserError
+from toolbench.errors import UserError, json_problem
 from toolbench.models.base import ModelOutputError
 from toolbench.types import Generation, GenerationRequest
 
@@ -46,7 +46,7 @@ def _parse_line(raw: str, where: str) -> tuple[ReplayKey, str]:
     try:
         obj: Any = json.loads(raw)
     except json.JSONDecodeError as error:
-        raise UserError(f"{where}: invalid JSON ({error.msg}); {_LINE_FORMAT}") from None
+        raise UserError(f"{where}: invalid JSON ({json_problem(error)}); {_LINE_FORMAT}") from None
     if not isinstance(obj, dict):
         raise UserError(
             f"{where}: expected a JSON object, got {type(obj).__name__}; {_LINE_FORMAT}"

@@ -16,8 +16,10 @@ built-in's. Its object is either
   spec's first ``:`` (``"x"``), or None when the spec has none; ``options`` is the run's
   ``ModelOptions`` (``base_url``, ``api_key``, ``timeout_s``, ``cache_path``...). It returns
   an object with the ``Model`` protocol (``name``, ``cacheable``, ``generate``, ``aclose``)
-  and raises ``UserError`` for a bad argument. Such a model may answer every question, gets
-  no retries, and is cached when ``cacheable`` is true; or
+  and raises ``UserError`` for a bad argument. Such a model is offered for the tool tasks
+  only (a factory says nothing of the awareness questions or a judge's free-form requests,
+  so it is not listed for them and a role that needs them refuses it up front), gets no
+  retries, and is cached when ``cacheable`` is true; or
 * a ``KnownModel`` (or an object with its fields), to state the listing line, the
   capabilities, the argument pattern and the wrapping; its ``factory`` is a callable or a
   ``"module:function"`` reference.
@@ -284,7 +286,7 @@ def _entry(point: EntryPoint, loaded: object) -> KnownModel | None:
             f"{point.name}[:ARG]",
             doc[0] if doc else f"installed model from {_dist(point)}",
             f"the {_dist(point)} package",
-            EVERYTHING,
+            frozenset({TOOL_TASKS}),  # to answer more, an entry states it (KnownModel)
             loaded,
         )
     return None

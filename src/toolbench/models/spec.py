@@ -13,6 +13,7 @@ from toolbench.errors import UserError, did_you_mean
 from toolbench.models.base import Model, ModelOptions
 from toolbench.models.registry import (
     AWARENESS,
+    BUILTIN,
     FREE_TEXT,
     QUESTIONS,
     TOOL_TASKS,
@@ -51,8 +52,14 @@ def require(spec: str, use: str, flag: str = "--model") -> None:
     if model is None or use in model.answers:
         return
     able = ", ".join(m.spec for m in all_models() if use in m.answers)
+    states = (
+        ""
+        if model in BUILTIN
+        else " (an installed model states what it answers in a KnownModel's answers)"
+    )
     raise UserError(
-        f"{flag} {spec.strip()}: this model cannot answer {QUESTIONS[use]}; use one of {able}"
+        f"{flag} {spec.strip()}: this model cannot answer {QUESTIONS[use]}{states}; "
+        f"use one of {able}"
     )
 
 

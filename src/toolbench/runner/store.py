@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 
 from toolbench.config import changed_parts
 from toolbench.core.bounded import MAX_RECORD_BYTES, record_line
-from toolbench.errors import UserError
+from toolbench.errors import UserError, json_problem
 from toolbench.runner.chain import (
     ANCHOR_KEY,
     CHAIN_FIELD,
@@ -92,7 +92,9 @@ def read_run_info(folder: Path) -> dict[str, Any]:
     try:
         info = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise UserError(f"{path}: invalid JSON ({exc.msg}); the run folder is damaged") from exc
+        raise UserError(
+            f"{path}: invalid JSON ({json_problem(exc)}); the run folder is damaged"
+        ) from exc
     except (ValueError, RecursionError) as exc:
         raise UserError(
             f"{path}: unreadable ({type(exc).__name__}); the run folder is damaged"
@@ -251,7 +253,7 @@ def parse_line(path: Path, number: int, line: bytes) -> dict[str, Any]:
     except RecursionError:
         raise DamagedRecord(path, number, "record is nested too deeply") from None
     except ValueError as exc:  # JSONDecodeError, bad UTF-8, NaN/Infinity
-        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)[:200]
+        reason = json_problem(exc)
         raise DamagedRecord(path, number, f"damaged record ({reason})") from None
     problem = record_problem(record)
     if problem:

@@ -17,7 +17,7 @@ from toolbench.core.agent import ContainedAgent
 from toolbench.core.task import Task
 from toolbench.errors import UserError
 from toolbench.models.base import Model
-from toolbench.models.spec import TOOL_TASKS, require
+from toolbench.models.spec import AWARENESS, TOOL_TASKS, require
 from toolbench.prompts.builder import Mode
 from toolbench.tasks.registry import all_tasks
 
@@ -34,8 +34,9 @@ def check_run(config: RunConfig, tasks: Sequence[Task], model: Model | None = No
     """Refuse a run that would not be what its configuration says; ``model``: the object
     given instead of ``config.model``'s spec (an agent object is checked as ``agent:``)."""
     chosen = list(tasks)
-    if model is None:
-        require(config.model, TOOL_TASKS)  # e.g. an awareness floor, which answers Yes/No
+    if model is None:  # e.g. an awareness floor on tool tasks, which answers only Yes/No
+        for question in dict.fromkeys(_QUESTION_OF.get(task.name, TOOL_TASKS) for task in chosen):
+            require(config.model, question)
     check_mode(chosen, config.mode.value)
     is_agent = isinstance(model, ContainedAgent) or _is_agent_spec(config.model)
     if is_agent:
@@ -43,6 +44,10 @@ def check_run(config: RunConfig, tasks: Sequence[Task], model: Model | None = No
     check_system_prompt(chosen, config.mode.value, config.system_prompt)
     if config.data_dir is not None and not Path(config.data_dir).is_dir():
         raise UserError(f"--data-dir {config.data_dir}: no such folder")
+
+
+# The question a task's prompts ask, where it is not a tool task's (the awareness task's items).
+_QUESTION_OF = {"aware": AWARENESS}
 
 
 def _is_agent_spec(spec: str) -> bool:

@@ -57,6 +57,14 @@ BUILTIN: dict[str, str] = {
     "aware": "toolbench.aware.evaluate.task:TASK",
 }
 
+#: Tasks with a command of their own, whose data is a file no default can name: left out of
+#: ``all`` and of the names offered for a misspelt one (``run aware`` with its ``dataset``
+#: option still runs it).
+OWN_COMMAND: dict[str, str] = {"aware": "toolbench aware run FILE"}
+
+#: The task list that means every task a plain ``toolbench run`` can run.
+ALL = "all"
+
 #: Task objects added in this process by ``register`` (scripts, tests); looked up first.
 REGISTERED: dict[str, Task] = {}
 
@@ -126,8 +134,8 @@ def get_task(name: str) -> Task:
     problem = found.problem(name)
     if problem is not None:
         raise PluginError(problem.message)
-    known = [*BUILTIN, *REGISTERED, *found.points]
-    raise UserError(f"unknown task {name!r}{did_you_mean(name, known)}")
+    known = [n for n in [*BUILTIN, *REGISTERED, *found.points] if n not in OWN_COMMAND]
+    raise UserError(f"unknown task {name!r}{did_you_mean(name, [ALL, *known])}")
 
 
 def find_task(name: str) -> Task | None:
@@ -139,11 +147,17 @@ def find_task(name: str) -> Task | None:
 
 
 def parse_task_list(text: str) -> list[Task]:
-    """'home_search,booking' -> tasks, in the order given, without duplicates."""
+    """'home_search,booking' -> tasks, in the order given, without duplicates; ``all`` is
+    every task that can be used and has no command of its own (``OWN_COMMAND``)."""
     names = [part.strip() for part in text.split(",") if part.strip()]
     if not names:
         raise UserError("no task given; name one or more tasks, e.g. home_search,booking")
-    return [get_task(name) for name in dict.fromkeys(names)]
+    chosen: dict[str, Task] = {}
+    for name in names:
+        found = [t for t in all_tasks() if t.name not in OWN_COMMAND] if name == ALL else None
+        for task in found if found is not None else [get_task(name)]:
+            chosen.setdefault(task.name, task)
+    return list(chosen.values())
 
 
 @functools.cache

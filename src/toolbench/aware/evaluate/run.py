@@ -16,7 +16,7 @@ from pathlib import Path
 
 from toolbench.aware.evaluate.items import evaluated
 from toolbench.aware.schema import Instance, read_instances
-from toolbench.errors import UserError
+from toolbench.errors import UserError, json_problem
 
 
 def load_judge_labels(path: Path | None) -> dict[str, bool]:
@@ -34,7 +34,7 @@ def load_judge_labels(path: Path | None) -> dict[str, bool]:
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise UserError(f"{path}:{number}: invalid JSON ({exc.msg})") from None
+            raise UserError(f"{path}:{number}: invalid JSON ({json_problem(exc)})") from None
         if not (
             isinstance(obj, dict)
             and isinstance(obj.get("id"), str)

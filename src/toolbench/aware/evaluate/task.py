@@ -135,7 +135,7 @@ class AwareTask(TaskBase):
             raise UserError("task aware has no live mode: drop --live")
         if self.dataset is None:
             raise UserError(
-                "task aware needs a dataset: --task-option dataset=FILE "
+                "task aware needs a dataset: --task-option aware.dataset=FILE "
                 "(or run 'toolbench aware run FILE')"
             )
         path = Path(self.dataset)

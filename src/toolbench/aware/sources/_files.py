@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from toolbench.errors import UserError
+from toolbench.errors import UserError, json_problem
 
 _KIND_NAMES = {
     str: "a string",
@@ -76,7 +76,7 @@ def read_json_list(path: Path, what: str) -> list[Any]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise UserError(
-            f"{path}:line {exc.lineno}: not valid JSON ({exc.msg}); expected {what}"
+            f"{path}:line {exc.lineno}: not valid JSON ({json_problem(exc)}); expected {what}"
         ) from None
     if not isinstance(data, list):
         raise UserError(
@@ -99,7 +99,7 @@ def iter_json_lines(path: Path, what: str) -> Iterator[tuple[int, dict[str, Any]
                 else ""
             )
             raise UserError(
-                f"{path}:line {number}: not valid JSON ({exc.msg}); expected {what}{hint}"
+                f"{path}:line {number}: not valid JSON ({json_problem(exc)}); expected {what}{hint}"
             ) from None
         if not isinstance(record, dict):
             raise UserError(f"{path}:line {number}: expected a JSON object ({what})")

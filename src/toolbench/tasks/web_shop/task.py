@@ -27,7 +27,7 @@ from toolbench.core.metrics import mean_metrics
 from toolbench.core.solve import Generate, SampleState
 from toolbench.core.task import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
 from toolbench.data.layout import digest_folder, read_docs
-from toolbench.errors import UserError
+from toolbench.errors import UserError, json_problem
 from toolbench.prompts.builder import Prompter
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.tasks.folder import OfflineFolderTask, resolve_folder
@@ -238,7 +238,7 @@ def _goal_id(line: str, where: str, count: int) -> int:
     try:
         record = json.loads(line)
     except json.JSONDecodeError as exc:
-        raise UserError(f"{where}: invalid JSON ({exc.msg}); {_ID_FORMAT}") from None
+        raise UserError(f"{where}: invalid JSON ({json_problem(exc)}); {_ID_FORMAT}") from None
     except RecursionError:
         raise UserError(f"{where}: JSON nested too deeply; {_ID_FORMAT}") from None
     raw = record.get("id") if isinstance(record, dict) else None
