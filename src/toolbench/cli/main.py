@@ -20,6 +20,8 @@ from toolbench.cli.usage import EXIT_USAGE
 from toolbench.cli.usage import Parser as _Parser
 from toolbench.errors import UserError
 from toolbench.models.base import MAX_RESPONSE_BYTES
+from toolbench.models.registry import BUILTIN as BUILTIN_MODELS
+from toolbench.models.registry import TOOL_TASKS
 from toolbench.sandbox.limits import DEFAULT_WALL_S
 from toolbench.tasks.service import SIMULATED_API_KEY
 
@@ -107,7 +109,10 @@ def _add_run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     run = sub.add_parser("run", help="evaluate a model on one or more tasks")
     run.add_argument("tasks", help="comma-separated task names, e.g. home_search,booking")
     run.add_argument(
-        "--model", required=True, help="baseline | oracle | replay:FILE | openai:MODEL | hf:PATH"
+        "--model",
+        required=True,
+        help=" | ".join(m.spec for m in BUILTIN_MODELS if TOOL_TASKS in m.answers)
+        + " (toolbench list models says what each is, installed models too)",
     )
     run.add_argument(
         "--base-url",
