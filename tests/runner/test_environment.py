@@ -59,3 +59,24 @@ def test_a_resume_under_another_environment_warns_and_keeps_it_on_record(
     assert info["environment_changes"] == [
         f"packages.torch: {real['packages'].get('torch', 'none')} -> 0.0-other"
     ]
+
+
+def test_report_shows_the_environment_and_warns_across_runs(
+    cli: Callable[..., CliResult], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second = tmp_path / "a", tmp_path / "b"
+    run = ("run", "home_search", "--model", "oracle", "--limit", "1", "--out")
+    assert cli(*run, str(first))[0] == 0
+    changed = json.loads(json.dumps(environment.environment_record()))
+    changed["packages"]["transformers"] = "0.0-other"
+    monkeypatch.setattr(environment, "environment_record", lambda: changed)
+    assert cli(*run, str(second))[0] == 0
+    code, out, _ = cli("report", str(first))
+    assert code == 0 and "environment: toolbench " in out
+    code, out, _ = cli("report", str(first), str(second))
+    assert code == 0
+    assert "warning: a and b were made differently: packages.transformers:" in out
+    code, out, _ = cli("report", str(first), str(second), "--json")
+    shown = json.loads(out)
+    assert set(shown["environment"]) == {str(first), str(second)}
+    assert any("packages.transformers" in line for line in shown["environment_warnings"])

@@ -147,6 +147,8 @@ def _render_terminal(
     note = tables.comparison_note(runs)
     if note:
         console.print(note, style="bold yellow", markup=False, soft_wrap=True)
+    for line in tables.environment_warnings_of(runs):  # made in ways that change numbers
+        console.print(f"warning: {line}", style="bold yellow", markup=False, soft_wrap=True)
     for run, kind in zip(runs, kinds, strict=True):
         if kind == "aware":
             aware.render_aware(run, console)

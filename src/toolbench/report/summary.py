@@ -24,6 +24,7 @@ from typing import Any
 from rich.console import Console
 
 from toolbench.errors import UserError
+from toolbench.report.environment import environment_lines, environment_warnings
 from toolbench.report.tokens import tokens_line
 from toolbench.runner.chain import KEYED, MODIFIED
 from toolbench.runner.status import RunStatus, run_status
@@ -282,6 +283,10 @@ def render_checks(run: LoadedRun, console: Console) -> None:
         say(f"agent isolation: {agents['summary']}", "dim")
         if agents["level"] != "full":
             say(f"warning: agent processes were not contained ({agents['level']})", "bold yellow")
+    for line in environment_lines({run.label: run.info}):
+        say(line, "dim")
+    for line in environment_warnings({run.label: run.info}):
+        say(f"warning: {line}", "bold yellow")
     tokens = tokens_line(run.info)
     if tokens is not None:
         say(tokens, "dim")
@@ -305,8 +310,18 @@ def checks_json(runs: Sequence[LoadedRun]) -> dict[str, Any]:
             str(run.folder): found for run in runs if (found := agent_isolation(run.info))
         },
         "status": {str(run.folder): run.status.as_json() for run in runs},
+        "environment": {
+            str(run.folder): run.info["environment"] for run in runs if "environment" in run.info
+        },
         **({"comparison_note": note} if (note := comparison_note(runs)) else {}),
+        **({"environment_warnings": warned} if (warned := environment_warnings_of(runs)) else {}),
     }
+
+
+def environment_warnings_of(runs: Sequence[LoadedRun]) -> list[str]:
+    """Where runs side by side were made in ways that can change their numbers (a run's own
+    resumes under another environment are said with its checks)."""
+    return environment_warnings({run.label: run.info for run in runs}) if len(runs) > 1 else []
 
 
 def comparison_note(runs: Sequence[LoadedRun]) -> str | None:
