@@ -101,12 +101,7 @@ NEEDS_SRC: dict[tuple[str, str], str] = {}
 #: Model flags whose --help does not name every built-in model the flag takes (the help is
 #: src/toolbench/cli/main.py's and aware_parser.py's): (subcommand path, flag) -> why. Strict
 #: xfails of test_model_flag_help_names_every_model_it_takes; clear an entry when fixed.
-HELP_NEEDS_SRC: dict[tuple[str, str], str] = {
-    ("aware run", "--model"): "aware run --model's help does not name smollm2",
-    ("aware run", "--judge"): "aware run --judge's help names openai, hf, replay only: not smollm2",
-    ("aware build", "--model"): "aware build --model's help names openai, hf, replay only: "
-    "not smollm2",
-}
+HELP_NEEDS_SRC: dict[tuple[str, str], str] = {}
 
 #: (subcommand path, dest) -> what the value names, for the registry checks.
 TASK_LISTS = {("run", "tasks")}

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from toolbench.cli import argtypes
+from toolbench.models.registry import AWARENESS, BUILTIN, FREE_TEXT
 from toolbench.types import DEFAULT_MAX_TOKENS
 
 _DATASET_HELP = "awareness dataset (JSONL, as written by 'toolbench aware build')"
@@ -76,7 +77,7 @@ def _add_build(aware_sub: argparse._SubParsersAction[Any]) -> None:
     build.add_argument("--seed", type=argtypes.seed, default=0, help="seed of every random pick")
     build.add_argument(
         "--model",
-        help="rewriting model for utterance_removal: openai:MODEL, hf:PATH or replay:FILE",
+        help=f"rewriting model for utterance_removal: {_models_for(FREE_TEXT)}",
     )
     build.add_argument(
         "--removal-kind",
@@ -86,7 +87,7 @@ def _add_build(aware_sub: argparse._SubParsersAction[Any]) -> None:
     )
     build.add_argument(
         "--verify-model",
-        help="api_replacement: a judge model (openai:MODEL, hf:PATH or replay:FILE) asked "
+        help=f"api_replacement: a judge model ({_models_for(FREE_TEXT)}) asked "
         "whether an offered API still serves the request; twins it judges servable are rebuilt "
         "from the next-ranked candidate",
     )
@@ -187,8 +188,7 @@ def _add_run(aware_sub: argparse._SubParsersAction[Any]) -> None:
     run.add_argument(
         "--model",
         required=True,
-        help="openai:MODEL, hf:PATH, replay:FILE, oracle, or an awareness floor: always-yes, "
-        "always-no, random[:SEED], similarity (see toolbench list models)",
+        help=f"{_models_for(AWARENESS)} (see toolbench list models)",
     )
     run.add_argument(
         "--mode",
@@ -205,8 +205,7 @@ def _add_run(aware_sub: argparse._SubParsersAction[Any]) -> None:
     )
     run.add_argument(
         "--judge",
-        help="model that grades explanations (--mode explain): openai:MODEL, hf:PATH or "
-        "replay:FILE",
+        help=f"model that grades explanations (--mode explain): {_models_for(FREE_TEXT)}",
     )
     run.add_argument(
         "--judge-labels",
@@ -302,3 +301,9 @@ def _add_human(aware_sub: argparse._SubParsersAction[Any]) -> None:
     human.add_argument("--include-pending", action="store_true", help=_PENDING_HELP)
     human.add_argument("--report", action="store_true", help="only print the results so far")
     _web_flags(human, 8766, "ask in a browser instead (annotators type their names there)")
+
+
+def _models_for(question: str) -> str:
+    """The built-in models that answer ``question``, for a flag's help (kept in step with the
+    registry, so the help cannot name fewer than there are)."""
+    return ", ".join(m.spec for m in BUILTIN if question in m.answers)
