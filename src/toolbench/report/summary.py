@@ -27,6 +27,7 @@ from toolbench.errors import UserError
 from toolbench.report.environment import environment_lines, environment_warnings
 from toolbench.report.tokens import tokens_line
 from toolbench.runner.chain import KEYED, MODIFIED
+from toolbench.runner.donekeys import DoneKeys
 from toolbench.runner.status import RunStatus, run_status
 from toolbench.runner.store import SAMPLES_FILE, read_records, read_run_info, scan_log
 from toolbench.tables.bootstrap import Estimate, bootstrap_mean, paired_difference, seed_for
@@ -151,6 +152,7 @@ class LoadedRun:
         self.crashes: Counter[tuple[str, str]] = Counter()  # (task, masked reason) -> n
         self.crash_example: dict[tuple[str, str], str] = {}
         self.record_count = self.done = 0
+        self._done_keys = DoneKeys()
         scan = scan_log(folder, self.info)
         for record in scan:
             self._add(record)
@@ -163,7 +165,10 @@ class LoadedRun:
             tally = self.tallies[task] = TaskTally(metric_names(self, task))
         tally.add(record)
         self.record_count += 1
-        self.done += record["status"] != "infra_error"
+        if record["status"] != "infra_error":  # a key written twice is done once
+            epoch = record.get("epoch")
+            at = epoch if isinstance(epoch, int) and epoch >= 0 else 0
+            self.done += self._done_keys.add((task, str(record["id"]), at))
         if record["status"] == "model_error":
             key = (task, reason_of(str(record.get("message") or "")))
             if key in self.crashes or len(self.crashes) < MAX_CRASH_REASONS:
