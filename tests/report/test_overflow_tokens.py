@@ -25,7 +25,7 @@ from toolbench.cli.run import print_summary
 from toolbench.report.html import render
 from toolbench.report.summary import LoadedRun
 from toolbench.report.tables import counts_text, finished_run_grid, side_by_side, status_grid
-from toolbench.report.tokens import overflow_notes, tokens_line
+from toolbench.report.tokens import TOKEN_COLUMNS, overflow_notes, tokens_line
 from toolbench.runner.engine import SessionStats
 from toolbench.runner.lifecycle import RunResult
 from toolbench.tables.grid import render_rich, to_markdown
@@ -81,6 +81,10 @@ def test_tokens_line_of_an_old_run_says_its_totals_include_cached_calls() -> Non
     assert tokens_line(old) == f"tokens: 50 prompt + 7 completion {predates}"
     assert tokens_line({}) is None
     assert tokens_line({"tokens": {}}) is None
+    # A model that reports no tokens (oracle, baseline, agents): no line of zeros.
+    zeros = {"prompt": 0, "completion": 0, "cached": {"prompt": 0, "completion": 0}}
+    assert tokens_line({"tokens": zeros, "timing": {"generated_tokens_per_s": 0.0}}) is None
+    assert tokens_line({"tokens": {"prompt": 0, "completion": 0}}) is None
 
 
 def test_tokens_line_leaves_out_what_is_malformed() -> None:
@@ -170,9 +174,10 @@ def test_report_tables_and_exports_count_the_overflows(tmp_path: Path) -> None:
     markdown = to_markdown(grids)
     assert "7 (3/4/0), 3 context overflows" in markdown
     assert f"a (m): {NOTE}" in markdown and f"b (m): {NOTE}" in markdown
-    tokens = dict(zip(grids[0].columns, grids[0].rows[0], strict=True))["tokens"]
-    assert tokens == TOKENS_LINE.removeprefix("tokens: ")
-    assert grids[0].rows[1][-1] == "-"
+    # The exports' token columns are numbers (a script reads them), blank where unknown.
+    first = dict(zip(grids[0].columns, grids[0].rows[0], strict=True))
+    assert [first[c] for c in TOKEN_COLUMNS] == ["12345", "678", "45.6", "1000", "200"]
+    assert grids[0].rows[1][-len(TOKEN_COLUMNS) :] == [""] * len(TOKEN_COLUMNS)
     console = Console(file=io.StringIO(), width=200)
     render_rich(grids[1], console)
     assert isinstance(console.file, io.StringIO) and NOTE in console.file.getvalue()
@@ -207,4 +212,4 @@ def test_toolbench_report_counts_context_overflows_of_a_run_folder(
     # The run's table keys its rows by task and counts: the count is in every row's key.
     assert "home_search / 7 (3/4/0), 3 context overflows" in {r["row"] for r in rows}
     status = {r["column"]: r["value"] for r in rows if r["table"] == "run status"}
-    assert status["tokens"] == TOKENS_LINE.removeprefix("tokens: ")
+    assert status["prompt tokens"] == "12345" and status["generated tokens/s"] == "45.6"

@@ -21,6 +21,9 @@ from toolbench.errors import UserError
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 MAX_SHOWN_CHARS = 20_000
+# An agent's stderr tail: at most this many lines, each cut at this many characters.
+STDERR_LINES = 20
+MAX_STDERR_LINE = 300
 
 
 def add_show_parser(sub: Any) -> None:
@@ -153,20 +156,63 @@ def _print_record(record: dict[str, Any], source: Any, console: Console, with_pr
     _section(console, "prediction", clean(record.get("prediction") or "(none)"))
     if record.get("message"):
         _section(console, "message", clean(record["message"]))
-    metrics = record.get("metrics") or {}
-    tokens = f"tokens {record.get('prompt_tokens', 0)} in / {record.get('completion_tokens', 0)}"
-    console.out(
-        clean(
-            ", ".join(
-                f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in metrics.items()
-            )
-            + f"; {tokens} out; latency {record.get('latency_s', 0)} s"
-        ),
-        highlight=False,
-    )
+    console.out(clean(numbers_line(record)), highlight=False)
+    _print_stderr(record, console)
     if view is not None:
         _print_gold(record, view, console)
     _print_steps(record, console)
+
+
+def numbers_line(record: dict[str, Any]) -> str:
+    """``success 0, f1 0.667; tokens 812 in / 40 out; latency 207.9 s``: the parts the record
+    holds. Tokens a model did not report (both 0 or absent) and an unknown latency are left
+    out, not printed as ``0`` or ``None``."""
+    found = record.get("metrics")
+    metrics: dict[str, Any] = found if isinstance(found, dict) else {}
+    parts = [
+        ", ".join(
+            f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in metrics.items()
+        )
+    ]
+    prompt, completion = record.get("prompt_tokens"), record.get("completion_tokens")
+    if _positive(prompt) or _positive(completion):
+        parts.append(f"tokens {prompt or 0} in / {completion or 0} out")
+    latency = record.get("latency_s")
+    if isinstance(latency, int | float) and _positive(latency):
+        parts.append(f"latency {seconds_text(float(latency))}")
+    return "; ".join(part for part in parts if part) or "(no metrics recorded)"
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+
+
+def seconds_text(seconds: float) -> str:
+    """``207.9 s``, ``3.2 s``, ``45 ms``: rounded to what a person compares."""
+    return f"{seconds:.1f} s" if seconds >= 1 else f"{seconds * 1000:.0f} ms"
+
+
+def stderr_tail(record: dict[str, Any], lines: int = STDERR_LINES) -> tuple[list[str], int]:
+    """The last ``lines`` non-empty lines of an agent's stderr (``details.agent.stderr_tail``,
+    kept by the run when an agent failed) and how many earlier lines were left out."""
+    details = record.get("details")
+    agent = details.get("agent") if isinstance(details, dict) else None
+    tail = agent.get("stderr_tail") if isinstance(agent, dict) else None
+    if not isinstance(tail, str):
+        return [], 0
+    kept = [line for line in tail.splitlines() if line.strip()]
+    return kept[-lines:], max(0, len(kept) - lines)
+
+
+def _print_stderr(record: dict[str, Any], console: Console) -> None:
+    """Why an agent failed is usually in its last words on stderr: shown, bounded."""
+    lines, earlier = stderr_tail(record)
+    if not lines:
+        return
+    title = f"agent stderr (last {len(lines)} lines" + (
+        f", {earlier} earlier left out)" if earlier else ")"
+    )
+    _section(console, title, "\n".join(clean(line, MAX_STDERR_LINE) for line in lines))
 
 
 def _print_gold(record: dict[str, Any], view: Any, console: Console) -> None:

@@ -17,6 +17,8 @@ from toolbench.report.summary import LoadedRun, id_order
 from toolbench.report.summary import reason_of as reason_of  # where it was
 
 MAX_ROWS = 500
+# The HTML report shows this many rows of each audit; the rest (up to MAX_ROWS) fold away.
+SHOWN_ROWS = 20
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,7 @@ def _order(key: tuple[str, str]) -> tuple[str, tuple[int, int, str]]:
     return key[0], id_order(key[1])
 
 
-def failed_by_all(runs: Sequence[LoadedRun]) -> list[FailedByAll]:
+def failed_by_all(runs: Sequence[LoadedRun], limit: int | None = MAX_ROWS) -> list[FailedByAll]:
     """Samples that every run attempting them failed in every epoch, when at least two runs
     attempted them (one run failing is no evidence against the gold)."""
     attempts: dict[tuple[str, str], list[bool]] = defaultdict(list)
@@ -70,10 +72,10 @@ def failed_by_all(runs: Sequence[LoadedRun]) -> list[FailedByAll]:
         for (task, sample_id), tried in attempts.items()
         if len(tried) >= min(2, len(runs)) and not any(tried)
     ]
-    return sorted(found, key=lambda f: _order((f.task, f.id)))[:MAX_ROWS]
+    return sorted(found, key=lambda f: _order((f.task, f.id)))[:limit]
 
 
-def flaky(runs: Sequence[LoadedRun]) -> list[Flaky]:
+def flaky(runs: Sequence[LoadedRun], limit: int | None = MAX_ROWS) -> list[Flaky]:
     """Samples of a run that succeeded in some epochs and failed in others."""
     found = []
     for run in runs:
@@ -82,10 +84,10 @@ def flaky(runs: Sequence[LoadedRun]) -> list[Flaky]:
         ):
             if epochs > 1 and 0 < successes < epochs:
                 found.append(Flaky(run.label, task, sample_id, epochs, successes / epochs))
-    return found[:MAX_ROWS]
+    return found[:limit]
 
 
-def crash_reasons(runs: Sequence[LoadedRun]) -> list[CrashReason]:
+def crash_reasons(runs: Sequence[LoadedRun], limit: int | None = MAX_ROWS) -> list[CrashReason]:
     """Model errors per task and masked message, most frequent first."""
     counts: Counter[tuple[str, str]] = Counter()
     where: dict[tuple[str, str], set[str]] = defaultdict(set)
@@ -98,14 +100,38 @@ def crash_reasons(runs: Sequence[LoadedRun]) -> list[CrashReason]:
     return [
         CrashReason(task, reason, n, tuple(sorted(where[(task, reason)])), example[(task, reason)])
         for (task, reason), n in sorted(counts.items(), key=lambda e: (-e[1], e[0]))
-    ][:MAX_ROWS]
+    ][:limit]
+
+
+@dataclass(frozen=True)
+class Audit:
+    """One audit as the HTML report lays it out. A person reads a few rows, not hundreds
+    before the explorer (one run's failures can be most of its samples), so the first
+    ``SHOWN_ROWS`` are the table, the rest of the first ``MAX_ROWS`` fold into ``more``, and
+    ``total`` counts them all (the heading says it; a note says where those past ``MAX_ROWS``
+    are)."""
+
+    shown: tuple[Any, ...]
+    more: tuple[Any, ...]
+    total: int
+
+    @property
+    def left_out(self) -> int:
+        return self.total - len(self.shown) - len(self.more)
+
+
+def _audit(rows: Sequence[Any]) -> Audit:
+    kept = rows[:MAX_ROWS]
+    return Audit(tuple(kept[:SHOWN_ROWS]), tuple(kept[SHOWN_ROWS:]), len(rows))
 
 
 def audits(runs: Sequence[LoadedRun]) -> dict[str, Any]:
-    """The three audits of the task runs, for the HTML report."""
+    """The three audits of the task runs, for the HTML report (each an ``Audit``)."""
+    crashes = crash_reasons(runs, limit=None)
     return {
-        "failed_by_all": failed_by_all(runs),
-        "flaky": flaky(runs),
-        "crashes": crash_reasons(runs),
+        "failed_by_all": _audit(failed_by_all(runs, limit=None)),
+        "flaky": _audit(flaky(runs, limit=None)),
+        "crashes": _audit(crashes),
+        "model_errors": sum(c.count for c in crashes),
         "runs": len(runs),
     }

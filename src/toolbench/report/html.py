@@ -135,10 +135,20 @@ def _run_rows(runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
                 "isolation": isolation["summary"] if isolation else "not recorded",
                 "isolation_full": bool(isolation and isolation["level"] == "full"),
                 "records": run.record_count,
-                "tokens": (tokens_line(run.info) or "not recorded").removeprefix("tokens: "),
+                "tokens": _tokens_text(run.info),
             }
         )
     return rows
+
+
+def _tokens_text(info: dict[str, Any]) -> str:
+    """The runs table's tokens cell: the totals, or why there are none (a model that reports
+    no tokens is not a run that lost its counts)."""
+    line = tokens_line(info)
+    if line is not None:
+        return line.removeprefix("tokens: ")
+    tokens = info.get("tokens")
+    return "none reported by the model" if isinstance(tokens, dict) and tokens else "not recorded"
 
 
 def render(

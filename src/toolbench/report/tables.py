@@ -18,7 +18,7 @@ from toolbench.report.summary import (
     comparison_note,
     summarize,
 )
-from toolbench.report.tokens import overflow_notes, overflows_of, tokens_line
+from toolbench.report.tokens import TOKEN_COLUMNS, overflow_notes, overflows_of, token_cells
 from toolbench.tables.bootstrap import Estimate
 from toolbench.tables.grid import Cell, Grid
 from toolbench.tables.runs import model_of
@@ -47,15 +47,15 @@ def status_grid(runs: Sequence[LoadedRun]) -> Grid:
     every export, so a partial run's numbers are never read as a whole run's."""
     grid = Grid(
         title="run status",
-        columns=["run", "status", "done", "planned", "resume with", "tokens"],
+        columns=["run", "status", "done", "planned", "resume with", *TOKEN_COLUMNS],
         notes=[note] if (note := comparison_note(runs)) else [],
     )
     for run, name in zip(runs, run_names(runs), strict=True):
         status = run.status
-        planned = "-" if status.planned is None else str(status.planned)
+        planned = "" if status.planned is None else str(status.planned)
         resume = "" if status.finished else (status.resume or "its command again")
-        tokens = (tokens_line(run.info) or "-").removeprefix("tokens: ")
-        grid.rows.append([name, status.state, str(status.done), planned, resume, tokens])
+        cells = [name, status.state, str(status.done), planned, resume]
+        grid.rows.append([*cells, *token_cells(run.info)])
     return grid
 
 

@@ -45,11 +45,23 @@ def generated_rate(info: dict[str, Any]) -> float | None:
     return float(rate) if math.isfinite(rate) and rate >= 0 else None
 
 
+def reports_none(tokens: dict[str, Any]) -> bool:
+    """Whether run.json's ``tokens`` are all zero: the model reports no tokens (oracle,
+    baseline, replay, agents), so a line of zeros and a 0.0 tokens/s rate would say nothing."""
+    cached = tokens.get("cached", {})
+    if not isinstance(cached, dict):
+        return False
+    values = [tokens.get(name, 0) for name in ("prompt", "completion")]
+    values += [cached.get(name, 0) for name in ("prompt", "completion")]
+    return all(_count(value) == 0 for value in values)
+
+
 def tokens_line(info: dict[str, Any]) -> str | None:
     """``tokens: generated 12,345 prompt + 678 completion (45.6 generated tokens/s); cached
-    1,000 prompt + 200 completion`` from a run.json, or None when it records no tokens."""
+    1,000 prompt + 200 completion`` from a run.json, or None when it records no tokens or
+    only zeros (a model that reports none)."""
     tokens = info.get("tokens")
-    if not isinstance(tokens, dict):
+    if not isinstance(tokens, dict) or reports_none(tokens):
         return None
     totals, rate = _pair(tokens), generated_rate(info)
     timing = info.get("timing")
@@ -67,6 +79,40 @@ def tokens_line(info: dict[str, Any]) -> str | None:
         f"cached {cached or 'not recorded'}",
     ]
     return "tokens: " + "; ".join(parts)
+
+
+#: The numeric token columns of the exports' run status table, as ``token_cells`` fills them.
+TOKEN_COLUMNS = (
+    "prompt tokens",
+    "completion tokens",
+    "generated tokens/s",
+    "cached prompt tokens",
+    "cached completion tokens",
+)
+
+
+def token_cells(info: dict[str, Any]) -> list[str]:
+    """A run's tokens as plain numbers for ``TOKEN_COLUMNS`` (``12345``, ``45.6``): exports
+    are read by scripts, so a numeric column holds a number or nothing. A count the run.json
+    lacks (or holds malformed), and every cell of a model that reports no tokens, is blank."""
+    tokens = info.get("tokens")
+    if not isinstance(tokens, dict) or reports_none(tokens):
+        return [""] * len(TOKEN_COLUMNS)
+    cached = tokens.get("cached")
+    cached = cached if isinstance(cached, dict) else {}
+
+    def number(value: Any) -> str:
+        n = _count(value)
+        return "" if n is None else str(n)
+
+    rate = generated_rate(info) if "cached" in tokens else None  # old runs: totals mixed
+    return [
+        number(tokens.get("prompt")),
+        number(tokens.get("completion")),
+        "" if rate is None else f"{rate:.1f}",
+        number(cached.get("prompt")),
+        number(cached.get("completion")),
+    ]
 
 
 def overflow_text(n: int) -> str:

@@ -69,7 +69,10 @@
       row.appendChild(el("td", r.e, "num"));
       row.appendChild(el("td", r.s));
       row.appendChild(el("td", r.ok === true ? "yes" : r.ok === false ? "no" : "-", "ok-" + String(r.ok)));
-      row.appendChild(el("td", (r.msg || "").slice(0, 200), "msg"));
+      const msg = r.msg || "";
+      const cell = el("td", msg.length > 200 ? msg.slice(0, 200) + "…" : msg, "msg");
+      if (msg.length > 200) cell.title = msg;  // the whole message on hover (and in the detail)
+      row.appendChild(cell);
       row.addEventListener("click", () => { select(row); show(r); });
       body.appendChild(row);
     }
@@ -142,9 +145,13 @@
     if (r.gl !== undefined) section(box, "closest gold (label " + (r.gl + 1) + " of " + r.g.length + ")", text(r.g[r.gl]));
     if (r.d) diffView(box, r.d);
     const metrics = Object.entries(r.m || {}).map(([k, v]) => k + " " + (typeof v === "number" ? v.toFixed(3) : String(v)));
-    section(box, "metrics, tokens, latency",
-      (metrics.join(", ") || "(no per-sample metrics)") + "\ntokens " + r.tok[0] + " in / " + r.tok[1] +
-      " out · latency " + Number(r.lat).toFixed(3) + " s");
+    // Tokens a model did not report (scripted models, agents) and an unknown latency are
+    // left out rather than shown as zeros; a latency is rounded as `toolbench show` rounds it.
+    const numbers = [metrics.join(", ") || "(no per-sample metrics)"];
+    if (r.tok[0] || r.tok[1]) numbers.push("tokens " + r.tok[0] + " in / " + r.tok[1] + " out");
+    const lat = Number(r.lat);
+    if (lat > 0) numbers.push("latency " + (lat >= 1 ? lat.toFixed(1) + " s" : Math.round(lat * 1000) + " ms"));
+    section(box, "metrics, tokens, latency", numbers.join("\n"));
     if (r.img) {
       box.appendChild(el("h4", "images"));
       const row = el("div", null, "images");
