@@ -5,7 +5,7 @@ oracle, with no weights and no service. It learns only from what a prompt would 
 demonstrations and the API docs (it imports no simulator and knows no API names), and it never
 runs any code:
 
-1. Each demonstration program is cut into *blocks* (a line, or an assignment plus the line that
+1. Each demonstration program is cut into *blocks* (a statement, or an assignment plus the one that
    uses its variable). Their literals (numbers, strings, lists, ``Date``-like number triples,
    URL query values) are aligned with the values found in the demonstration's query.
 2. From all demonstrations it learns which cue words around a value pick which block slot
@@ -13,11 +13,19 @@ runs any code:
    "buy") and with a block being there at all; quoted values in the docs name the choices.
 3. For a test query it takes the nearest demonstration (BM25) as a skeleton, substitutes the
    query's values by cue, drops blocks the query gives no value for, and adds blocks that
-   other demonstrations taught for the values left over.
+   other demonstrations taught for the values left over. Of the few nearest skeletons it
+   keeps the one that uses most of the query's values. URL parameters follow the endpoint's
+   docs: a documented choice is the value the query names, an optional one it does not name
+   is left out.
 4. When one choice decides the program's shape (booking's 'hotels' / 'trip tickets' /
    'both': which calls may and must follow), it writes one program per value, each using only
    blocks seen with that value and filling the ones it always has, and keeps the program
    whose value the query's words and values support best. A mixed program is what crashes.
+5. A Python program written so must be runnable as far as its text tells: it parses, and it
+   reads no name but those the demonstrations read without defining (the task's objects)
+   or those it binds first. Blocks are whole statements (a loop keeps its body). When a
+   re-filling fails that check, the skeleton keeps its unfilled blocks as written, then the
+   next nearest demonstration is tried, and last the nearest demonstration as it is.
 
 Learning lives in ``learner``; program text handling in ``programs``; values in ``entities``.
 Plans of bare-object calls (virtual_home's ``Agent.Grab(mug)``) carry no literal; for them the
@@ -29,7 +37,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from toolbench.models.base import ModelOutputError
@@ -44,9 +52,11 @@ from toolbench.models.entities import (
 from toolbench.models.learner import NONE, Learner, counted_word, joined
 from toolbench.models.plans import PlanPredictor, plan_predictor
 from toolbench.models.programs import (
+    DROP,
     Lit,
     Template,
     entity_raw,
+    finish_url,
     parse_literals,
     render,
     split_blocks,
@@ -60,6 +70,7 @@ FOUND_BONUS = 5.0  # a choice named in the query that no demonstration used (log
 RANGE_BONUS = 1.0  # cue evidence a value needs to stay put when it pairs with a range's end
 REQUIRED_BONUS = 0.5  # under a mode, a value goes to a call that mode always makes, if it fits
 MISSING_PENALTY = 3.0  # a call the mode always makes but the query gives no value for
+FALLBACKS = 3  # nearest demonstrations tried as skeletons before one is copied as written
 
 
 @dataclass
@@ -91,9 +102,9 @@ class Predictor:
     def _terms(self, query: str) -> list[str]:
         return [w for w, _ in stream(query, self.learner.entities(query))]
 
-    def nearest(self, query: str, among: Sequence[int] = ()) -> int:
-        """BM25 over query words, values masked to their kind so the request's shape decides;
-        only the demonstrations ``among`` compete when given."""
+    def ranking(self, query: str, among: Sequence[int] = ()) -> list[int]:
+        """Demonstrations nearest first: BM25 over query words, values masked to their kind so
+        the request's shape decides; only the demonstrations ``among`` compete when given."""
         terms, n = set(self._terms(query)), len(self.terms)
         scores = []
         for i, doc in enumerate(self.terms):
@@ -107,7 +118,8 @@ class Predictor:
                     norm = tf[t] + 1.2 * (0.25 + 0.75 * len(doc) / max(1.0, self.avgdl))
                     score += idf * tf[t] * 2.2 / norm
             scores.append(score)
-        return max(range(n), key=lambda i: (scores[i], -i))
+        ranked = sorted(range(n), key=lambda i: (-scores[i], i))
+        return [i for i in ranked if scores[i] > -math.inf] or ranked[:1]
 
     def slot_scores(
         self, query: str, q: _Query, skeleton: set[str]
@@ -151,7 +163,28 @@ class Predictor:
                 evidence -= s
         self.complete_ranges(query, q, table)
         self.fill_required(q, table)
+        self.fill_leftovers(q, table, skeleton)
         return evidence
+
+    def fill_leftovers(
+        self, q: _Query, table: list[dict[tuple[str, int], float]], skeleton: set[str]
+    ) -> None:
+        """A skeleton slot no value took gets a value of its kind that no slot took, the
+        best-cued first: 'Put 13 in E28' on 'Type 74.50 into C6' types 13, though no cue of
+        'put' was seen; without it the block would go and the value be lost. A value with no
+        cue at all for the slot stays out."""
+        kinds = self.learner.class_kind
+        free = set(range(len(q.entities))) - set(q.assigned.values())
+        for cls in sorted(c for c in kinds if c[0] in skeleton and c not in q.assigned):
+            fits = [
+                i
+                for i in sorted(free)
+                if q.entities[i].kind == kinds[cls] and table[i].get(cls, 0.0) > 0
+            ]
+            if fits and q.allows(cls[0]):
+                i = max(fits, key=lambda i: (table[i].get(cls, 0.0), -i))
+                q.assigned[cls] = i
+                free.discard(i)
 
     def complete_ranges(
         self, query: str, q: _Query, table: list[dict[tuple[str, int], float]]
@@ -217,7 +250,8 @@ class Predictor:
             return q.forced[tpl.key]
         if len(pool) <= 1:
             return current
-        return max(self.choice_scores(tpl, p, q.words, current))[2]
+        scored = self.choice_scores(tpl, p, q.words, current)
+        return max(scored)[2] if scored else current
 
     def choice_scores(
         self, tpl: Template, p: int, query_words: list[str], current: Any
@@ -230,9 +264,12 @@ class Predictor:
         scored = []
         for v in pool:
             demos = [d for d, x in seen if str(x) == v]
+            named = surface_match(v, query_words)
+            if not demos and not named and v != current and current is not None:
+                continue  # a value no demonstration used and the query does not name
             score = math.log((len(demos) + 0.5) / (len(seen) + 1))
             score += learner.loglik(tpl.key, demos, feats)
-            score += 0.0 if demos else FOUND_BONUS * surface_match(v, query_words)
+            score += 0.0 if demos else FOUND_BONUS * named
             score += SKELETON_BONUS if v == current else 0.0
             scored.append((score, -pool.index(v), v))
         return scored
@@ -245,12 +282,18 @@ class Predictor:
         slots = [(tpl.key, p) in learner.class_kind for p in range(len(lits))]
         for p, lit in enumerate(lits):
             cls = (tpl.key, p)
-            if slots[p]:
+            doc = learner.param_doc(block, lit)
+            if doc is not None and any(doc.glosses.values()) and str(lit.value) in doc.glosses:
+                # A documented choice: the value the query names, else left out if it may be.
+                raws[p] = [doc.named(q.words) or (DROP if doc.optional else lit.value)]
+            elif slots[p]:
                 if cls in q.assigned:
                     e = q.entities[q.assigned[cls]]
                     raws[p] = entity_raw(lit, e, learner.date_orders[cls])
                 elif skeleton and (lit.kind, str(lit.value)) in q.copies:
                     raws[p] = q.copies[(lit.kind, str(lit.value))]
+                elif doc is not None and doc.optional:
+                    raws[p] = [DROP]
                 else:
                     return None
             elif lit.kind in ("str", "param", "list"):
@@ -261,14 +304,16 @@ class Predictor:
                     raws[p] = ["[" + ", ".join(f"{lit.quote}{v}{lit.quote}" for v in value) + "]"]
                 else:
                     raws[p] = [f"{lit.quote}{value}{lit.quote}" if lit.kind == "str" else value]
-        # A block of choices only (room type, buy/rent) is kept when the query calls for it.
+        # A block of choices only (room type, buy/rent) is kept when the query calls for it; so
+        # is a block of another demonstration that carries none of the query's values.
         choices_only = not any(slots) and any(lit.kind in ("str", "param") for lit in lits)
         named = any(len(learner.choices(tpl, p)) > 1 for p in range(len(lits)))
-        if choices_only and named and tpl.key not in q.forced:
+        weigh = (choices_only and named) or (not any(slots) and not skeleton)
+        if weigh and tpl.key not in q.forced:
             odds = learner.presence(tpl.key, learner.features(q.words, tpl))
             if odds + (SKELETON_BONUS if skeleton else 0.0) <= 0:
                 return None
-        return render(block, lits, raws)
+        return finish_url(render(block, lits, raws), learner.url_extras(block, lits, q.words))
 
     def predict(self, query: str) -> str:
         """Without a mode, the one reading; with one, the best consistent program per value."""
@@ -290,10 +335,45 @@ class Predictor:
         return best[2]
 
     def program(self, query: str, q: _Query, among: Sequence[int] = ()) -> tuple[str, float]:
-        """The program for ``q`` and the evidence behind its values; the skeleton is the
-        nearest demonstration ``among`` those given. Records the block keys in ``q.written``."""
+        """The program for ``q`` and the evidence behind its values, written on the nearest
+        demonstration ``among`` those given whose re-filling can run (``Learner.runnable``):
+        re-filled, else re-filled keeping the blocks it had no values for, else the next
+        nearest; the nearest demonstration as it is written is the last resort, so a filled
+        program never reads a variable whose defining line was dropped. Records the block
+        keys written in ``q.written``."""
+        order = self.ranking(query, among)
+        best: tuple[int, int, _Query, str, float] | None = None
+        for rank, sk in enumerate(order[:FALLBACKS]):
+            for keep_all in (False, True):
+                attempt = replace(q, assigned={}, copies={}, written=set())
+                text, evidence = self.write(query, attempt, sk, keep_all)
+                if self.learner.runnable(text):
+                    # Of the nearest skeletons, the one that leaves the fewest of the query's
+                    # values unused ('Put 13 in E28' is typed into a cell, not written as the
+                    # nearest demonstration's formula).
+                    missed = len(q.entities) - len(self.used(attempt))
+                    if best is None or missed < best[0]:
+                        best = (missed, rank, attempt, text, evidence)
+                    break
+            if best is not None and self.learner.mode is not None:
+                break  # under a mode, ``predict`` weighs each value's program by its evidence
+        if best is None:
+            q.written = set(self.learner.demo_keys[order[0]])
+            return self.learner.demos[order[0]][1], 0.0
+        _, _, chosen, text, evidence = best
+        q.assigned, q.copies, q.written = chosen.assigned, chosen.copies, chosen.written
+        return text, evidence
+
+    @staticmethod
+    def used(q: _Query) -> set[int]:
+        """The query values that went into a block of the program written."""
+        return {i for cls, i in q.assigned.items() if cls[0] in q.written}
+
+    def write(self, query: str, q: _Query, sk: int, keep_all: bool) -> tuple[str, float]:
+        """Skeleton ``sk`` re-filled with the query's values, plus other demonstrations' blocks
+        for the values left over; ``keep_all`` keeps a block the query has no value for as
+        the demonstration wrote it."""
         learner = self.learner
-        sk = self.nearest(query, among)
         sk_keys = learner.demo_keys[sk]
         evidence = self.assign(query, q, set(sk_keys))
         sk_blocks = [(b, parse_literals(b)) for b in split_blocks(learner.demos[sk][1])]
@@ -311,6 +391,7 @@ class Predictor:
         for b, (block, lits) in enumerate(sk_blocks):
             tpl = learner.templates[template_key(block, lits)]
             text = self.fill(tpl, block, lits, q, skeleton=True)
+            text = block if text is None and keep_all else text
             if text is not None:
                 out.append((b / max(1, len(sk_blocks) - 1), len(out), text))
                 functions.update(tpl.functions[:1])
@@ -318,6 +399,15 @@ class Predictor:
         if learner.max_blocks == 1:
             # One action per answer: the skeleton's, re-filled where the query allows.
             return (out[0][2] if out else sk_blocks[0][0] if sk_blocks else ""), evidence
+        self.add_blocks(q, sk_keys, out, functions)
+        return "\n".join(text for _, _, text in sorted(out)), evidence
+
+    def add_blocks(
+        self, q: _Query, sk_keys: list[str], out: list[tuple[float, int, str]], functions: set[str]
+    ) -> None:
+        """Add the blocks other demonstrations taught for the values left over, each only
+        when the program stays runnable with it, at its usual place in a program."""
+        learner = self.learner
         extra = [cls[0] for cls in sorted(q.assigned)] + sorted(learner.templates)
         for key in dict.fromkeys(extra):
             tpl = learner.templates[key]
@@ -325,11 +415,13 @@ class Predictor:
             if skip or not q.allows(key):
                 continue
             text = self.fill(tpl, tpl.text, tpl.lits, q, skeleton=False)
-            if text is not None:
-                out.append((sum(tpl.positions) / len(tpl.positions), len(out), text))
+            if text is None:
+                continue
+            item = (sum(tpl.positions) / len(tpl.positions), len(out), text)
+            if learner.runnable("\n".join(t for _, _, t in sorted([*out, item]))):
+                out.append(item)
                 functions.update(tpl.functions[:1])
                 q.written.add(key)
-        return "\n".join(text for _, _, text in sorted(out)), evidence
 
 
 class BaselineModel:

@@ -37,7 +37,8 @@ _COMMON = """i i'm i'd i'll we we're we'd my our me you your hi hello hey please
     looking look book reserve need want would could can help get plan any are is there what
     round trip also and the a an thanks thank budget price max min nothing it must needs size
     minimum maximum going flying staying searching travel traveling usd ok yes no br ba bd sq
-    ft sqft apt from to in on at for with near around by of or until through then via between"""
+    ft sqft apt from to in on at for with near around by of or until through then via between
+    how when where which who why do does did will give check tell retrieve fetch list"""
 COMMON = frozenset(_COMMON.split())
 # Words that begin multi-word place names; kept even where a sentence starts.
 _PREFIXES = "new san santa los las st st. fort port salt kansas oklahoma el la lake key grand"
@@ -65,7 +66,7 @@ _DATE_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     ),
 )
 _NUMBER = re.compile(
-    r"(?P<cur>\$\s?)?(?<![\w.,])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+    r"(?P<cur>\$\s?)?(?:(?P<neg>(?<![^\s(\[,=])-)|(?<![\w.,]))(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
     r"(?P<ord>st|nd|rd|th)?"
     r"(?:\s?(?P<suf>k|K|m|M|million|thousand|mil)(?![a-zA-Z]))?"
     r"(?P<cur2>\s?(?:dollars|usd|USD|bucks)\b|\$)?"
@@ -74,13 +75,23 @@ _WORD_NUMBER = re.compile(
     r"\b(" + "|".join(sorted([*NUMBER_WORDS, *ORDINAL_WORDS], key=len, reverse=True)) + r")\b",
     re.I,
 )
-_CAP_TOKEN = re.compile(r"(?<![A-Za-z])[A-Z][A-Za-z'’]*(?:[.-][A-Za-z]+)*\.?")
+# A capitalised word, accented letters included ('São', 'Bắc'); a lower-case particle between
+# two of them belongs to the name ('São José dos Pinhais').
+_CAP_TOKEN = re.compile(
+    r"(?<![^\W\d_])[A-ZÀ-ÖØ-Þ](?:[^\W\d_]|['’])*(?:[.-][^\W\d_]+)*\.?"
+    r"|(?<= )(?:de|da|do|dos|das|del|di|du)(?= [A-ZÀ-ÖØ-Þ])"
+)
 _TOKEN = re.compile(r"[a-z]+|\d+(?:\.\d+)?")
+# Codes: capitals and digits together, maybe joined by ':' or '-' ('C6', 'A2:A13', 'SO-1049').
+_CODE = re.compile(
+    r"(?<![\w$#.:-])(?=[A-Z][A-Z0-9:-]*\d)[A-Z][A-Z0-9]*(?:[:-][A-Z0-9]+)*(?![\w:-])"
+)
 
 
 @dataclass(frozen=True)
 class Entity:
-    """A value found in text. ``value``: float (number), (month, day, year) (date), str (place)."""
+    """A value found in text. ``value``: float (number), (month, day, year) (date), str (place,
+    or code: an identifier written as is, such as a cell 'C6' or an order 'SO-1049')."""
 
     kind: str
     value: Any
@@ -165,6 +176,7 @@ def parse_number(text: str) -> float | None:
 
 def _number_value(m: re.Match[str]) -> float:
     value = float(m.group("num").replace(",", ""))
+    value = -value if m.group("neg") else value
     suffix = (m.group("suf") or "").lower()
     if suffix in ("k", "thousand"):
         value *= 1_000
@@ -180,6 +192,7 @@ def _numbers(text: str, taken: list[tuple[int, int]]) -> list[Entity]:
     found = []
     for m in _NUMBER.finditer(text):
         start = m.start("num") if m.group("cur") is None else m.start()
+        start = m.start("neg") if m.group("neg") else start
         if not free(start, m.end()):
             continue
         money = bool(m.group("cur") or m.group("cur2"))
@@ -218,12 +231,13 @@ def _overlaps(start: int, end: int, spans: Iterable[tuple[int, int]]) -> bool:
 
 def _drop_word(word: str, known_words: Collection[str], at_start: bool, alone: bool) -> bool:
     """Whether a capitalised word is ordinary English rather than part of a place name."""
-    low = word.lower().rstrip(".")
+    low = re.sub(r"['’]s$", "", word.lower().rstrip("."))
     if low in COMMON or low in MONTHS or low in WEEKDAYS or low in NUMBER_WORDS:
         return True
     if low in ORDINAL_WORDS:
         return True
-    known = low in known_words or stem(low) in known_words
+    parts = low.split("-")
+    known = all(p in known_words or stem(p) in known_words for p in parts)
     return known and low not in PLACE_PREFIXES and (at_start or alone)
 
 
@@ -260,6 +274,7 @@ def _places(
         name = text[start : group[-1].end()]
         if name.endswith(".") and not name.lower().endswith("st."):
             name = name[:-1]
+        name = re.sub(r"['’]s$", "", name)  # "Laundry Pods's price": the name is Laundry Pods
         if len(name) >= 2:
             found.append(Entity("place", name, start, start + len(name), name))
             spans.append((start, start + len(name)))
@@ -302,7 +317,8 @@ def extract_entities(
     gazetteer: Iterable[str] = (),
     place_cues: Collection[str] = (),
 ) -> list[Entity]:
-    """All dates, numbers and places in ``text``, in order of position, never overlapping.
+    """All dates, codes, numbers and places in ``text``, in order of position, never
+    overlapping (a code's digits are no number: 'E28' is a cell, not 28).
 
     ``known_words`` are lower-case words that are not places on their own (the vocabulary of
     the demonstrations, the API's allowed values); ``gazetteer`` lists place names to find
@@ -313,11 +329,17 @@ def extract_entities(
         return []
     dates = _dates(text)
     taken = [(e.start, e.end) for e in dates]
+    codes = [
+        Entity("code", m.group(), m.start(), m.end(), m.group())
+        for m in _CODE.finditer(text)
+        if not _overlaps(m.start(), m.end(), taken)
+    ]
+    taken += [(e.start, e.end) for e in codes]
     numbers = _numbers(text, taken)
     taken += [(e.start, e.end) for e in numbers]
     known = frozenset(known_words) | {stem(w) for w in known_words}
     places = _places(text, taken, known, gazetteer, frozenset(place_cues))
-    return sorted(dates + numbers + places, key=lambda e: (e.start, e.end))
+    return sorted(dates + codes + numbers + places, key=lambda e: (e.start, e.end))
 
 
 # -- cue features -----------------------------------------------------------------------------
@@ -406,8 +428,10 @@ def entity_features(
         feats[f"rank:{min(rank, 3)}"] = 0.5
         feats[f"last:{rank == len(same) - 1}"] = 0.3
         if e.kind == "number":
-            v = float(e.value)
+            v = abs(float(e.value))
             feats[f"mag:{int(math.log10(v)) if v >= 1 else 0}"] = 1.0
+            if float(e.value) < 0:
+                feats["negative"] = 1.0
             # Only the marked case is a cue; "not money" would just favour frequent slots.
             for flag, on in (("money", e.money), ("frac", v != int(v)), ("ordinal", e.ordinal)):
                 if on:

@@ -7,6 +7,7 @@ values, and the choice (if any) that decides which blocks a program may and must
 
 from __future__ import annotations
 
+import calendar
 import itertools
 import math
 import re
@@ -22,16 +23,21 @@ from toolbench.models.entities import (
     words,
 )
 from toolbench.models.programs import (
+    EPOCH,
     QUOTED,
     Lit,
     Mode,
+    ParamDoc,
     Template,
     as_number,
     date_order,
     find_mode,
+    free_names,
+    param_docs,
     parse_literals,
     split_blocks,
     template_key,
+    url_path,
 )
 from toolbench.types import Doc
 
@@ -58,6 +64,12 @@ def counted_word(feats: dict[str, float]) -> str:
     return word if word.isalpha() and word not in _STOP else ""
 
 
+def epoch(date: tuple[int, int, int]) -> float:
+    """Unix seconds at midnight UTC of a (month, day, year) date."""
+    month, day, year = date
+    return float(calendar.timegm((year, month, day, 0, 0, 0)))
+
+
 class Learner:
     """What the demonstrations and docs teach: templates, cue associations, choice values."""
 
@@ -66,7 +78,14 @@ class Learner:
         self.demos = [p for p in parsed if p is not None and p[1]]
         # Tasks whose demonstrations are all one block (one curl request) get one block back.
         self.max_blocks = max((len(split_blocks(program)) for _, program in self.demos), default=1)
+        # Python demonstrations: the names they read without binding are what a program is
+        # given (the task's objects, builtins); a written program may read no other.
+        reads = [free_names(program) for _, program in self.demos]
+        self.given: frozenset[str] | None = None
+        if self.demos and all(r is not None for r in reads):
+            self.given = frozenset(n for r in reads if r is not None for n in r)
         self.allowed: dict[str, list[str]] = {}
+        self.params = param_docs([doc.text for doc in functions])
         for doc in functions:  # quoted values in a description are the allowed values
             description = " ".join(x for x in doc.text.splitlines() if x.startswith("#"))
             values = [a or b for a, b in QUOTED.findall(description)]
@@ -84,6 +103,11 @@ class Learner:
         self.place_cues: set[str] = set()
         self.known_words = {w for vals in self.allowed.values() for v in vals for w in words(v)}
         self.choice_phrases = {tuple(words(v)) for vals in self.allowed.values() for v in vals}
+        for params in self.params.values():  # 'XML', 'Celsius': documented values, no places
+            for d in params.values():
+                for value, gloss in d.glosses.items():
+                    self.known_words |= set(gloss) | set(words(value))
+                    self.choice_phrases.add(tuple(words(value)))
         for query, _ in self.demos:  # words written in lower case are not names
             self.known_words |= set(re.findall(r"(?<![A-Za-z])[a-z]+", query))
         # Per slot, the content words seen right after its numbers ('adults' for num_adults).
@@ -106,6 +130,33 @@ class Learner:
             self.demo_keys, self.templates, {key for key, _ in self.class_kind}
         )
         self._features: dict[str, list[set[str]]] = {}
+
+    def runnable(self, program: str) -> bool:
+        """Whether a written program can run as far as its text tells: it parses and reads
+        only names the demonstrations are given or that it binds first. Programs of other
+        languages (curl requests) are not checked; an empty program never runs."""
+        if not program.strip():
+            return False
+        if self.given is None:
+            return True
+        names = free_names(program)
+        return names is not None and names <= self.given
+
+    def param_doc(self, block: str, lit: Lit) -> ParamDoc | None:
+        """What the docs of the block's endpoint say of a URL parameter literal, if anything."""
+        if lit.kind != "param":
+            return None
+        return self.params.get(url_path(block), {}).get(lit.name)
+
+    def url_extras(
+        self, block: str, lits: list[Lit], query_words: list[str]
+    ) -> list[tuple[str, str]]:
+        """Documented choices of the block's endpoint that it lacks and the query names
+        ('in kelvin' adds units=standard to a skeleton without units)."""
+        have = {lit.name for lit in lits if lit.kind == "param"}
+        docs = self.params.get(url_path(block), {}) if have else {}
+        named = [(n, d.named(query_words)) for n, d in sorted(docs.items()) if n not in have]
+        return [(n, v) for n, v in named if v is not None]
 
     def entities(self, query: str) -> list[Entity]:
         """The query's values; a capitalised choice ('2 Queen Bed rooms') is no place name."""
@@ -253,10 +304,12 @@ class Learner:
                 if order is not None:
                     return i, order
             same = str(e.value).lower() == str(lit.value).lower()
-            if lit.kind in ("str", "param") and e.kind == "place" and same:
+            if lit.kind in ("str", "param") and e.kind in ("place", "code") and same:
                 return i, (0, 1, 2)
             if lit.kind == "param" and e.kind == "number" and as_number(lit.value) == e.value:
                 return i, (0, 1, 2)
+            if lit.kind == "param" and e.kind == "date" and as_number(lit.value) == epoch(e.value):
+                return i, EPOCH
         return -1, (0, 1, 2)
 
     def choices(self, tpl: Template, p: int | None = None) -> list[str]:
