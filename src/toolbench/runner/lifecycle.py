@@ -29,7 +29,6 @@ from rich.progress import (
     ProgressColumn,
     TextColumn,
     TimeElapsedColumn,
-    TimeRemainingColumn,
 )
 from rich.progress import Task as ProgressTask
 from rich.text import Text
@@ -45,7 +44,7 @@ from toolbench.runner.engine import (
     record_writer,
 )
 from toolbench.runner.environment import session_environment
-from toolbench.runner.progress import PlainProgress, interval
+from toolbench.runner.progress import PlainProgress, WaveRemainingColumn, eta_needs, interval
 from toolbench.runner.store import Key, RunStore, read_run_info
 
 # (info so far, every record of the log, read once as it streams from the file) -> info with
@@ -301,8 +300,7 @@ async def _run_with_progress(
         MofNCompleteColumn(),
         RateColumn(),
         TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
+        WaveRemainingColumn(),
     )
     planned, left = plan.work.planned, sum(tally.left.values())
     plain = None
@@ -311,7 +309,13 @@ async def _run_with_progress(
         plain = PlainProgress(console, planned, planned - left, every_s, stats, plan.concurrency)
     with Progress(*columns, console=console, disable=plain is not None) as bar:
         bars = {
-            name: bar.add_task(name, total=total, completed=total - tally.left.get(name, 0))
+            name: bar.add_task(
+                name,
+                total=total,
+                completed=total - tally.left.get(name, 0),
+                done_before=total - tally.left.get(name, 0),
+                needs=eta_needs(plan.concurrency, tally.left.get(name, 0)),
+            )
             for name, total in tally.totals.items()
         }
 

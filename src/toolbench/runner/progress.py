@@ -25,6 +25,9 @@ import time
 from collections.abc import AsyncIterator
 
 from rich.console import Console
+from rich.progress import ProgressColumn
+from rich.progress import Task as ProgressTask
+from rich.text import Text
 
 from toolbench.runner.engine import SessionStats
 
@@ -158,3 +161,25 @@ class PlainProgress:
 
     def _say(self, text: str) -> None:
         self.console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+class WaveRemainingColumn(ProgressColumn):
+    """The terminal bar's time left, by the same rule as the plain lines: ``ETA unknown``
+    until a whole wave of this session's samples has finished, then this session's rate over
+    what is left (rich's own column extrapolates from the first sample of a wave). The bar's
+    task carries ``done_before`` (this session's start) and ``needs`` (the wave) as fields."""
+
+    def render(self, task: ProgressTask) -> Text:
+        start = int(task.fields.get("done_before", 0))
+        needs = int(task.fields.get("needs", MIN_FINISHED_FOR_ETA))
+        done, total, elapsed = task.completed - start, task.total or 0, task.elapsed or 0.0
+        if task.finished or total <= task.completed:
+            text = "done"
+        elif done < needs or elapsed <= 0:
+            text = "ETA unknown"
+        else:
+            seconds = (total - task.completed) * elapsed / done
+            text = (
+                "less than a second left" if seconds < 1 else f"about {duration_text(seconds)} left"
+            )
+        return Text(text, style="progress.remaining")
