@@ -176,8 +176,29 @@ async def test_works_again_in_a_new_event_loop(tiny: Path) -> None:
 
 
 def test_missing_model_directory_is_a_user_error(tmp_path: Path) -> None:
-    with pytest.raises(UserError, match="directory not found"):
-        make_model(f"hf:{tmp_path / 'missing'}", ModelOptions())
+    missing = tmp_path / "missing"
+    with pytest.raises(UserError) as caught:
+        make_model(f"hf:{missing}", ModelOptions())
+    assert str(caught.value) == (
+        f"--model hf:{missing}: no model folder at {missing} (hf: loads a local folder, never "
+        "the hub); give the folder's path"
+    )
+
+
+def test_a_hub_name_is_refused_with_how_to_download_it() -> None:
+    """``hf:`` reads a folder; a name of the hub is never looked up (nothing is fetched)."""
+    with pytest.raises(UserError) as caught:
+        make_model("hf:HuggingFaceTB/SmolLM2-135M", ModelOptions())
+    assert str(caught.value).endswith(
+        "download it first (hf download HuggingFaceTB/SmolLM2-135M --local-dir "
+        "models/SmolLM2-135M) and give --model hf:models/SmolLM2-135M"
+    )
+
+
+def test_a_file_is_not_a_model_folder(tmp_path: Path) -> None:
+    (tmp_path / "model.safetensors").write_bytes(b"x")
+    with pytest.raises(UserError, match=r"model.safetensors is a file; give the model's folder"):
+        make_model(f"hf:{tmp_path / 'model.safetensors'}", ModelOptions())
 
 
 def test_unloadable_directory_is_a_user_error(tmp_path: Path) -> None:

@@ -386,4 +386,4 @@ def test_a_model_the_replicas_cannot_load_is_the_runs_user_error(
     missing = tmp_path / "no-such-model"
     with pytest.raises(UserError) as caught:
         make_model(f"hf:{missing}", _options())
-    assert str(caught.value) == f"Hugging Face model directory not found: {missing}"
+    assert str(caught.value).startswith(f"--model hf:{missing}: no model folder at {missing}")

@@ -112,7 +112,7 @@ async def test_persistent_failure_raises_infra_error_after_max_retries(
     assert (model.attempts, model.retries, model.failures) == (4, 3, 1)
 
 
-@pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 422, 501])  # 501: "not implemented"
 async def test_request_errors_are_not_retried(
     server: FakeOpenAIServer, fake_sleep: FakeSleep, status: int
 ) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -365,16 +366,77 @@ def _end(
     elif stop == "timeout":
         failure = f"ran past its {limit:g} s limit (killed)"
     elif code:
-        failure = _exit_failure(code, err.text(STDERR_TAIL_CHARS))
+        failure = _exit_failure(code, err.text(STDERR_TAIL_CHARS * 4))
     if failure is not None:
         details["stderr_tail"] = err.text(STDERR_TAIL_CHARS)
     return AgentEnd(out.text(MAX_FINAL_MESSAGE_CHARS), failure=failure, details=details)
 
 
 def _exit_failure(code: int, stderr: str) -> str:
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    last = lines[-1][:300] if lines else "(nothing on stderr)"
+    last = error_line(stderr)
     if code < 0:
         with contextlib.suppress(ValueError):
             return f"was killed by {signal.Signals(-code).name}: {last}"
     return f"exited with code {code}: {last}"
+
+
+#: A Python traceback's frame line and headers: where they are, the error is a raised line.
+_TRACEBACK = re.compile(r'Traceback \(most recent call last\):|^\s*File ".*", line \d+', re.M)
+#: The header of a traceback of its own (not one inside an exception group's box).
+_OUTER_HEADER = re.compile(
+    r"^(?:Traceback|\s*\+ Exception Group Traceback) \(most recent call last\):", re.M
+)
+#: ``Name: message`` or ``package.Name: message`` (the line an uncaught exception ends with).
+_RAISED = re.compile(r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)(:(?:\s.*)?)?")
+#: An exception without a message names itself by one of these endings (``KeyboardInterrupt``).
+_EXCEPTION_ENDINGS = ("Error", "Exception", "Exit", "Interrupt", "Warning", "Group")
+#: The line an exception group prints about itself, before its sub-exceptions.
+_GROUP_SUMMARY = re.compile(r"\(\d+ sub-exceptions?\)$")
+#: A log line after a traceback that is about a failure (the traceback was only logged).
+_LOGGED_ERROR = re.compile(r"\b(?:error|fatal|failed)\b", re.I)
+
+
+def error_line(stderr: str) -> str:
+    """What an agent that failed said last about why, for its record's one-line message.
+
+    Its stderr's last line is often no reason at all: Python prints an exception group
+    (anyio's task groups, ``asyncio.TaskGroup``) inside a box whose last line is a border of
+    dashes. Where stderr holds a traceback, the message is the exception its last traceback
+    names: that line (``ValueError: boom``), never a frame, a border or a group's summary (a
+    group's leaves come after its summary; the last leaf is said, and how many more there
+    were), unless a line after it says error or fatal (a log line about the real failure).
+    Otherwise the last line that says anything (has a letter)."""
+    lines = stderr.splitlines()
+    said = [line.strip() for line in lines if re.search(r"[A-Za-z]", line)]
+    if not said:
+        printed = [line.strip() for line in lines if line.strip()]
+        return printed[-1][:300] if printed else "(nothing on stderr)"
+    if not _TRACEBACK.search(stderr):
+        return said[-1][:300]
+    headers = [i for i, line in enumerate(lines) if _OUTER_HEADER.match(line)]
+    raised = _raised_lines(lines, headers[-1] if headers else 0)
+    if not raised:
+        return said[-1][:300]
+    later = [line.strip() for line in lines[raised[-1][0] + 1 :] if _LOGGED_ERROR.search(line)]
+    if later:
+        return later[-1][:300]
+    leaves = [text for _, text in raised if not _GROUP_SUMMARY.search(text)]
+    if not leaves:
+        return raised[-1][1][:300]
+    grouped = len(leaves) < len(raised) and len(leaves) > 1
+    suffix = f" (and {len(leaves) - 1} more in an exception group)" if grouped else ""
+    return leaves[-1][:300] + suffix
+
+
+def _raised_lines(lines: list[str], start: int) -> list[tuple[int, str]]:
+    """(index, text) of the lines from ``start`` on that name an exception: at the
+    traceback's own margin once an exception group's ``|`` box is taken off (frames and source
+    lines are indented), of the form ``Name: message`` (or a bare exception name such as
+    ``KeyboardInterrupt``)."""
+    found = []
+    for index in range(start, len(lines)):
+        text = re.sub(r"^\s*\|\s?", "", lines[index].rstrip())
+        match = _RAISED.fullmatch(text)
+        if match and (match.group(2) or match.group(1).endswith(_EXCEPTION_ENDINGS)):
+            found.append((index, text))
+    return found

@@ -21,8 +21,9 @@ keeps answering while some servers are down, and says what each one did.
   endpoint counts go to ``run.json`` (``stats``) and from there to the summary and the report.
 
 The members are models with ``base_url``, ``generate``, ``aclose``, ``preflight`` (raising
-``Unreachable`` when nobody listens) and ``health`` (None when the server answers, else why not
-in a few words); ``OpenAIModel`` is one. One event loop at a time, no lock (asyncio).
+``Unreachable`` when nobody listens, ``NotAnAPI`` when what answers is no OpenAI API: a wrong
+URL, which stops the run as a refused key does) and ``health`` (None when the server answers,
+else why not in a few words); ``OpenAIModel`` is one. One event loop at a time, no lock (asyncio).
 """
 
 from __future__ import annotations
@@ -31,8 +32,10 @@ import asyncio
 import functools
 import logging
 import math
+import re
 import sys
 import time
+import urllib.parse
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
@@ -72,6 +75,33 @@ class Unreachable(UserError):
         )
         self.url = url
         self.cause = cause
+
+
+class NotAnAPI(UserError):
+    """Something answers at the endpoint, but neither API path is served there (raised by a
+    member's ``preflight``): a wrong ``--base-url`` (no ``/v1``, a file server), exit 2 before
+    the run starts, instead of every sample's attempts failing the same way."""
+
+    def __init__(self, url: str, answers: Sequence[str]) -> None:
+        super().__init__(
+            f"--base-url {url}: no OpenAI-compatible API there ({'; '.join(answers)}); "
+            f"{base_url_hint(url)}"
+        )
+        self.url = url
+
+
+def base_url_hint(url: str) -> str:
+    """The likely fix of a ``--base-url`` at which no API answers: the API's root is the URL
+    that ``/chat/completions`` and ``/models`` follow, which for vLLM, SGLang, Ollama and
+    llama.cpp (and OpenAI) ends in ``/v1``."""
+    url = url.rstrip("/")
+    path = urllib.parse.urlsplit(url).path
+    for tail in ("/chat/completions", "/completions", "/models"):
+        if path.endswith(tail):
+            return f"give the API's root, without {tail} (--base-url {url[: -len(tail)]})"
+    if not re.search(r"/v\d+(?:/|$)", path):
+        return f"add /v1 to it (--base-url {url}/v1), the API's root on most servers"
+    return "give the URL that the server's /chat/completions and /models follow (its API root)"
 
 
 class AllEndpointsDown(ConnectionError):

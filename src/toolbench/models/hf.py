@@ -35,7 +35,6 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from toolbench.errors import UserError
@@ -103,9 +102,11 @@ class HFModel:
     cacheable = True
 
     def __init__(self, path_or_name: str, options: ModelOptions, name: str | None = None) -> None:
+        folder = hf_setup.model_folder(path_or_name)  # before seconds of importing torch
+        hf_setup.go_offline()
         try:
             import torch
-            from transformers import AutoModelForCausalLM, AutoTokenizer
+            import transformers  # noqa: F401  (what load_pretrained needs, checked here)
         except ImportError:
             raise UserError(
                 "the hf: backend needs torch and transformers: pip install 'toolbench[hf]'"
@@ -114,20 +115,7 @@ class HFModel:
         self.batch_size = max(1, options.hf_batch_size)
         self.device = hf_setup.resolve_device(options.hf_device, torch)
         dtype = hf_setup.load_dtype(options.hf_dtype, self.device, torch)
-        local = Path(path_or_name).expanduser()
-        if not local.exists() and path_or_name.startswith(("/", ".", "~")):
-            raise UserError(f"Hugging Face model directory not found: {local}")
-        source = str(local) if local.exists() else path_or_name
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(
-                source, local_files_only=local.exists(), padding_side="left"
-            )
-            model: Any = AutoModelForCausalLM.from_pretrained(
-                source, local_files_only=local.exists(), **{hf_setup.dtype_kwarg(): dtype}
-            )
-        except Exception as error:  # transformers raises many kinds for a bad model folder
-            reason = " ".join(str(error).split())[:300]
-            raise UserError(f"cannot load Hugging Face model '{path_or_name}': {reason}") from None
+        tokenizer, model = hf_setup.load_pretrained(path_or_name, folder, dtype)
         self.tokenizer: Any = tokenizer
         self.model: Any = model.to(self.device).eval()
         #: The loaded weights' dtype (float32, bfloat16, float16).

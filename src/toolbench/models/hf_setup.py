@@ -1,15 +1,19 @@
-"""Where and how an ``hf:`` model runs: its device, its weight dtype, its context window.
+"""Where and how an ``hf:`` model runs: its folder, its device, its weight dtype, its context
+window.
 
 Kept apart from the batching code because each answer is a small decision with its own reason:
 ``auto`` must take the GPU when there is one (a local model on a GPU box silently running on
 the CPU is hours lost), a dtype that is not float32 changes the generated text (so it must reach
 the response cache's key), and the context window must be known before generating so a prompt
-that does not fit is the model's failure, counted in the score, not a silent truncation.
+that does not fit is the model's failure, counted in the score, not a silent truncation. And
+``hf:`` reads a local folder only, never the network: a run fetches nothing (a download
+could change the weights under a fingerprint, or hang a run on a hub's retries).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +32,9 @@ CONTEXT_ATTRIBUTES = (
     "max_seq_len",
     "n_ctx",
 )
+
+#: How a model of the Hugging Face hub gets into a local folder (before a run, not during one).
+DOWNLOAD = "hf download {name} --local-dir {folder}"
 
 #: Above this, ``tokenizer.model_max_length`` is transformers' "no limit" placeholder (1e30).
 SANE_CONTEXT_LIMIT = 10**7
@@ -142,3 +149,54 @@ def dtype_kwarg(version: str | None = None) -> str:
     parts = [int(p) if p.isdigit() else 0 for p in version.split(".")[:2]]
     major, minor = [*parts, 0, 0][:2]
     return "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
+
+
+def model_folder(spec: str) -> Path:
+    """The local folder ``hf:SPEC`` names, or a ``UserError`` saying how to give one: a name
+    that is no folder here (a hub name such as ``gpt2``) is never looked up online."""
+    folder = Path(spec).expanduser()
+    if folder.is_dir():
+        return folder
+    flag = f"--model hf:{spec}"
+    if folder.exists():
+        raise UserError(
+            f"{flag}: {folder} is a file; give the model's folder (its config.json, weights "
+            "and tokenizer files)"
+        )
+    why = f"{flag}: no model folder at {folder} (hf: loads a local folder, never the hub)"
+    if spec.startswith(("/", ".", "~")) or spec.count("/") > 1:
+        raise UserError(f"{why}; give the folder's path")
+    local = f"models/{folder.name}"
+    raise UserError(
+        f"{why}; download it first ({DOWNLOAD.format(name=spec, folder=local)}) and give "
+        f"--model hf:{local}"
+    )
+
+
+def go_offline() -> None:
+    """Tell huggingface_hub and transformers, before they are imported, that there is no
+    network (``HF_HUB_OFFLINE``; read once, at their import): whatever they would fetch for a
+    folder that lacks a file is then an error, not a download. Loading also passes
+    ``local_files_only``, which holds even when they were imported before."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def load_pretrained(spec: str, folder: Path, dtype: Any) -> tuple[Any, Any]:
+    """The tokenizer and the model of ``hf:SPEC`` in ``folder``, read from it alone
+    (``local_files_only``); a folder transformers cannot load is a ``UserError`` saying why."""
+    go_offline()
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(
+            str(folder), local_files_only=True, padding_side="left"
+        )
+        model = AutoModelForCausalLM.from_pretrained(
+            str(folder), local_files_only=True, **{dtype_kwarg(): dtype}
+        )
+    except Exception as error:  # transformers raises many kinds for a bad model folder
+        reason = " ".join(str(error).split())[:300]
+        raise UserError(
+            f"--model hf:{spec}: cannot load Hugging Face model from {folder}: {reason}"
+        ) from None
+    return tokenizer, model

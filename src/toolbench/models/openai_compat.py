@@ -45,10 +45,12 @@ from openai._models import FinalRequestOptions
 
 from toolbench.errors import UserError
 from toolbench.models.base import ModelOptions
-from toolbench.models.endpoints import EndpointPool, Unreachable
+from toolbench.models.endpoints import EndpointPool, NotAnAPI, Unreachable
 from toolbench.models.replies import (
     ACCEPT_ENCODING,
     BadReply,
+    context_length_of,
+    not_served,
     parse_json,
     read_body,
     read_reply,
@@ -65,14 +67,15 @@ MAX_STOP_SEQUENCES = 4
 MAX_CONNECTIONS = 1000
 #: The most of a ``GET /models`` answer that is read (a listing is a few KB).
 MAX_LISTING_BYTES = 1 << 20
+#: The paths ``preflight`` checks are served (a POST without a body; either one will do).
+API_PATHS = ("/chat/completions", "/completions")
+#: The most of a check's answer to a POST that is read (its start tells JSON from a page).
+PROBE_BYTES = 4096
 #: The most of an error status's body that is read: only its message is used (the overflow
 #: check reads its first 16 KB), and the retry layer splits the message into words.
 ERROR_BODY_BYTES = 64 * 1024
 #: Headers of an error reply not handed on with its body: the body is already decoded here.
 _BODY_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
-#: Fields of a listed model that give its context window, by server: vLLM, then others
-#: (LM Studio, OpenRouter, llama-swap ...).
-CONTEXT_FIELDS = ("max_model_len", "context_length", "context_window")
 #: Compact JSON, one encoder for all requests (``json.dumps`` with options builds one per call).
 _ENCODER = json.JSONEncoder(separators=(",", ":"))
 
@@ -122,26 +125,6 @@ def _cause(error: BaseException) -> str:
         return os.strerror(code)  # "Connection refused", not "Connect call failed (...)"
     text = getattr(inner, "strerror", None) or str(inner) or type(inner).__name__
     return " ".join(str(text).split())[:200]
-
-
-def context_length_of(listing: bytes, model: str) -> int | None:
-    """The context window the ``GET /models`` answer states for ``model`` (the entry with its
-    id; the only entry when there is one), or None. Never raises."""
-    try:
-        data = parse_json(listing)
-    except (BadReply, ValueError):
-        return None
-    entries = data.get("data") if isinstance(data, dict) else None
-    if not isinstance(entries, list):
-        return None
-    entries = [e for e in entries if isinstance(e, dict)]
-    chosen = [e for e in entries if e.get("id") == model] or (entries if len(entries) == 1 else [])
-    for entry in chosen[:1]:
-        for name in CONTEXT_FIELDS:
-            value = entry.get(name)
-            if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 1 << 40:
-                return value
-    return None
 
 
 class OpenAIModel:
@@ -247,10 +230,14 @@ class OpenAIModel:
         return error
 
     async def preflight(self) -> None:
-        """One cheap request before the first sample (``GET /models``), so that a server that
-        is not there is one clear line (exit 2) instead of minutes of retries. Only "nobody is
-        listening" (``Unreachable``) and "the key is refused" stop the run: a server without
-        ``/models`` or a slow one is left to the retries.
+        """One cheap request before the first sample (``GET /models``), so that a wrong
+        endpoint is one clear line (exit 2) instead of minutes of retries. The run stops when
+        nobody listens (``Unreachable``), when the key is refused, and when no API is there
+        (``NotAnAPI``): the listing is not served (404, 405, 501) or is a page, not JSON, and a
+        POST without a body (no server can generate from it) to each of ``API_PATHS`` is not
+        served either, as at a URL without ``/v1`` or a file server. A server that only lacks
+        ``/models``, a slow one or one failing now (a timeout, a reset, a 503) is left to the
+        retries.
 
         The listing also gives the model's context length where the server states it (vLLM's
         ``max_model_len``; ``context_length`` / ``context_window`` elsewhere): kept as
@@ -258,7 +245,7 @@ class OpenAIModel:
         refusing a prompt before sending it: that needs the prompt's token count, which a
         server gives only through an extra ``/tokenize`` request per sample."""
         try:
-            status, listing = await self._listing()
+            status, kind, listing, cut = await self._ask("GET", "/models", MAX_LISTING_BYTES)
         except (aiohttp.ClientConnectorError, aiohttp.InvalidURL) as error:
             raise Unreachable(str(self.base_url), _cause(error)) from None
         except (asyncio.TimeoutError, aiohttp.ClientError, OSError):
@@ -268,47 +255,66 @@ class OpenAIModel:
                 f"{self.base_url}: the API key was refused (HTTP {status}); pass --api-key or "
                 "set OPENAI_API_KEY"
             )
-        self.context_length = context_length_of(listing, self.model)
+        listed = None if cut else not_served(status, kind, listing)
+        if listed is not None:
+            await self._check_api_paths(f"GET /models: {listed}")
+        if status == 200 and not cut:
+            self.context_length = context_length_of(listing, self.model)
+
+    async def _check_api_paths(self, listed: str) -> None:
+        """``NotAnAPI`` when no path of ``API_PATHS`` is served; a check that fails (a timeout,
+        a reset) says nothing, so then the run goes on."""
+        probes = [self._ask("POST", path, PROBE_BYTES) for path in API_PATHS]
+        answers = await asyncio.gather(*probes, return_exceptions=True)
+        missing = []
+        for path, answer in zip(API_PATHS, answers, strict=True):
+            why = None if isinstance(answer, BaseException) else not_served(*answer[:3])
+            if why is None:
+                return
+            missing.append(f"POST {path}: {why}")
+        raise NotAnAPI(str(self.base_url), [listed, *missing])
 
     async def health(self) -> str | None:
         """None when the server answers ``GET /models`` (any status below 500: a server
         without a listing is still there), else why not in a few words; never raises. What an
         endpoint pool checks before it sends requests to an endpoint that was out again."""
         try:
-            status, _ = await self._listing()
+            status, _, _, _ = await self._ask("GET", "/models", MAX_LISTING_BYTES)
         except asyncio.TimeoutError:
             return "no answer to GET /models"
         except (aiohttp.ClientError, OSError) as error:
             return _cause(error)
         return None if status < 500 else f"HTTP {status} to GET /models"
 
-    async def _listing(self) -> tuple[int, bytes]:
-        """``GET /models``: (status, the body when the status is 200). On its own session: the
-        run's pool belongs to the run's event loop, and a check runs before it exists."""
-        url = f"{self.base_url}/models"
+    async def _ask(self, method: str, path: str, limit: int) -> tuple[int, str, bytes, bool]:
+        """A check's request (``GET /models``, a POST without a body): its status, its
+        Content-Type, the start of a success's body (at most ``limit`` bytes, decoded: a
+        listing that long is hostile, and is not read to its end) and whether that cut it
+        short. On its own session: the run's pool belongs to the run's event loop, and a check
+        runs before it exists."""
         headers = {
             "Authorization": f"Bearer {self._client.api_key}",
             "Accept-Encoding": ACCEPT_ENCODING,
+            **({"Content-Type": "application/json"} if method == "POST" else {}),
         }
         timeout = aiohttp.ClientTimeout(total=min(10.0, self._timeout.sock_read or 10.0))
-        listing = b""
+        url, body, cut = f"{self.base_url}{path}", b"", False
         async with (
             aiohttp.ClientSession(timeout=timeout, auto_decompress=False) as session,
-            session.get(url, headers=headers, allow_redirects=False) as response,
+            session.request(method, url, headers=headers, allow_redirects=False) as response,
         ):
-            status = response.status
-            if status == 200:
-                limit = min(MAX_LISTING_BYTES, self.max_response_bytes)
+            status, kind = response.status, response.headers.get("Content-Type", "")
+            if 200 <= status < 300:
+                limit = min(limit, self.max_response_bytes)
                 try:
-                    listing, cut = await read_body(
+                    body, cut = await read_body(
                         response.content, response.headers.get("Content-Encoding"), limit
                     )
-                except BadReply:  # an encoding nobody asked for: no listing
-                    listing, cut = b"", True
-                if cut:  # a listing this long is hostile: ignored, and not read to its end
-                    listing = b""
+                except BadReply:  # an encoding nobody asked for: no body
+                    body, cut = b"", True
+                if cut:
                     response.close()
-        return status, listing
+        return status, kind, body, cut
 
     def _http(self) -> aiohttp.ClientSession:
         """The session of the running loop: a keep-alive pool shared by all requests in it."""

@@ -44,6 +44,12 @@ MAX_JSON_VALUES = 1_000_000
 MAX_GZIP_MEMBERS = 64
 #: Characters of a server's value quoted in a message.
 SHOWN_CHARS = 200
+#: Statuses that say a path is not served at all (no route, no such method, nothing there),
+#: as opposed to a request that reached the API and was refused or failed.
+NOT_SERVED = frozenset({404, 405, 501})
+#: Fields of a listed model that give its context window, by server: vLLM, then others
+#: (LM Studio, OpenRouter, llama-swap ...).
+CONTEXT_FIELDS = ("max_model_len", "context_length", "context_window")
 
 
 class BadReply(Exception):
@@ -137,6 +143,43 @@ async def read_body(content: _Chunks, encoding: str | None, limit: int) -> tuple
         chunk = await content.readany()
         if not chunk or not reader.feed(chunk):
             return reader.body(), reader.over
+
+
+def context_length_of(listing: bytes, model: str) -> int | None:
+    """The context window the ``GET /models`` answer states for ``model`` (the entry with its
+    id; the only entry when there is one), or None. Never raises."""
+    try:
+        data = parse_json(listing)
+    except (BadReply, ValueError):
+        return None
+    entries = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        return None
+    entries = [e for e in entries if isinstance(e, dict)]
+    chosen = [e for e in entries if e.get("id") == model] or (entries if len(entries) == 1 else [])
+    for entry in chosen[:1]:
+        for name in CONTEXT_FIELDS:
+            value = entry.get(name)
+            if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 1 << 40:
+                return value
+    return None
+
+
+def not_served(status: int, content_type: str, head: bytes) -> str | None:
+    """Why an answer shows that its path is not an API endpoint, in a few words ("HTTP 404",
+    "HTTP 200 with an HTML page"), or None when it may be one. A success whose body cannot be
+    JSON is a web page or a file, never an API's answer; a refusal (400, 401, 422) or a
+    failure (500, 503) comes from something that is there."""
+    if status in NOT_SERVED:
+        return f"HTTP {status}"
+    if not 200 <= status < 300:
+        return None
+    start = head.lstrip()[:1]
+    if start in (b"{", b"["):
+        return None
+    if "html" in content_type.lower() or start == b"<":
+        return f"HTTP {status} with an HTML page"
+    return f"HTTP {status} with {'nothing' if not start else 'text'}, not JSON"
 
 
 def too_large(limit: int) -> BodyTooLarge:

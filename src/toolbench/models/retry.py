@@ -1,13 +1,14 @@
 """Retrying transient service failures, so one overloaded minute does not cost a whole run,
 and noticing when the service is gone, so a dead server does not cost an hour.
 
-Policy: 429, 408, 409, 5xx, timeouts and connection errors are retried with exponential
+Policy: 429, 408, 409, 5xx but 501, timeouts and connection errors are retried with exponential
 backoff and full jitter (``uniform(0, min(max_delay, base_delay * 2**n))``), which spreads a
 burst of concurrent clients out instead of making them retry in lockstep. A ``Retry-After``
 header wins over the computed delay (capped at ``max_delay``) because the server knows best.
-Every other 4xx means the request itself is wrong (bad parameter, bad key): retrying cannot
-help, so it fails at once. Either way the caller gets ``InfraError``: the sample is excluded
-from scores rather than blamed on the model. Two exceptions:
+Every other 4xx means the request itself is wrong (bad parameter, bad key), and a 501 that the
+server does not do it at all: retrying cannot help, so it fails at once. Either way the caller
+gets ``InfraError``: the sample is excluded from scores rather than blamed on the model. Two
+exceptions:
 
 - a 400/413/422 that says the prompt does not fit the context window (``overflow``) is the
   model's failure: ``ContextOverflow``, never retried;
@@ -49,6 +50,8 @@ log = logging.getLogger(__name__)
 
 #: 4xx statuses that are about timing, not about the request, and so are worth retrying.
 RETRIABLE_4XX = frozenset({408, 409, 429})
+#: 5xx statuses that are no passing failure: "Not Implemented" is the same on every attempt.
+FINAL_5XX = frozenset({501})
 #: The breaker opens after this long with every request failing to connect...
 BREAKER_WINDOW_S = 10.0
 #: ... and at least this many failures in that time (one failure is not a pattern).
@@ -354,7 +357,7 @@ class RetryingModel:
             if overflow is not None:
                 self.overflows += 1
                 raise overflow from error
-            if status < 500 and status not in RETRIABLE_4XX:
+            if (status < 500 and status not in RETRIABLE_4XX) or status in FINAL_5XX:
                 self.failures += 1
                 raise InfraError(
                     f"{self.name}: HTTP {status}: {_one_line(error)} (not retried)"
