@@ -176,6 +176,13 @@ class ServiceDown(InfraError):
     finished undone for a rerun, instead of writing an infra error for each."""
 
 
+class EndpointNotServed(ServiceDown):
+    """The server says the model's requests go nowhere (HTTP 404, 405 or 501 on the request's
+    own path): a URL that is no OpenAI API root, or a model name it does not serve. The run
+    stops as for ``ServiceDown``, and the command exits 2: it is a setting to fix, not a
+    server to wait for."""
+
+
 class ContextOverflow(Exception):
     """The prompt and the tokens asked for do not fit the model's context window.
 

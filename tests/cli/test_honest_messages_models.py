@@ -155,16 +155,24 @@ def test_a_server_failing_for_a_moment_is_still_retried(
     assert read_run(tmp_path / "run")[1][0]["status"] == "scored"
 
 
-def test_a_501_to_every_request_is_not_retried(cli: Callable[..., CliResult],
-                                               tmp_path: Path) -> None:  # fmt: skip
-    """A server that lists models but implements no completions: one attempt per sample."""
-    refused = send_json({"error": {"message": "Unsupported method"}}, 501)
+@pytest.mark.parametrize("status", [404, 405, 501])
+def test_a_listed_server_that_serves_no_requests_is_exit_2_at_the_first(
+    cli: Callable[..., CliResult], tmp_path: Path, status: int
+) -> None:
+    """A server that lists models but answers the completions path with 404/405/501: the
+    first request stops the run (exit 2 naming --base-url), not one infra error per sample
+    (100 of them, exit 3); the folder keeps nothing, so the fixed command runs into it."""
+    refused = send_json({"error": {"message": "Not Found"}}, status)
     with HostileServer(refused, models=send_json(LISTING)) as server:
-        code, _, _ = cli(*run_args(server.base_url, tmp_path / "run", limit=3))
-        assert len(server.posts) == 3  # was 7 attempts each
-    assert code == 3
-    records = read_run(tmp_path / "run")[1]
-    assert all("HTTP 501" in r["message"] and "not retried" in r["message"] for r in records)
+        code, _, err = cli(*run_args(server.base_url, tmp_path / "run", limit=3))
+        assert len(server.posts) == 1  # was 7 attempts each, then one each
+    assert code == 2
+    line = one_line(err)
+    assert f"HTTP {status} to the model's requests" in line and "--base-url" in line
+    assert not (tmp_path / "run" / "run.json").exists()
+    with HostileServer(GOOD, models=send_json(LISTING)) as server:
+        code, _, err = cli(*run_args(server.base_url, tmp_path / "run", limit=1))
+    assert code == 0, err
 
 
 # ---- 8: an agent that dies of an exception group ----

@@ -44,7 +44,14 @@ from toolbench.models.overflow import (
     describe,
     overflow_from_error,
 )
-from toolbench.types import ContextOverflow, Generation, GenerationRequest, InfraError, ServiceDown
+from toolbench.types import (
+    ContextOverflow,
+    EndpointNotServed,
+    Generation,
+    GenerationRequest,
+    InfraError,
+    ServiceDown,
+)
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +59,8 @@ log = logging.getLogger(__name__)
 RETRIABLE_4XX = frozenset({408, 409, 429})
 #: 5xx statuses that are no passing failure: "Not Implemented" is the same on every attempt.
 FINAL_5XX = frozenset({501})
+# Statuses that say the request's path or model is not served at all: the run stops.
+NOT_SERVED = frozenset({404, 405, 501})
 #: The breaker opens after this long with every request failing to connect...
 BREAKER_WINDOW_S = 10.0
 #: ... and at least this many failures in that time (one failure is not a pattern).
@@ -357,6 +366,13 @@ class RetryingModel:
             if overflow is not None:
                 self.overflows += 1
                 raise overflow from error
+            if status in NOT_SERVED:  # every request would get the same: stop the run
+                self.failures += 1
+                raise EndpointNotServed(
+                    f"{self.name}: HTTP {status} to the model's requests "
+                    f"({_one_line(error)}): the server does not serve them there; check "
+                    "--base-url (on most servers the API root ends in /v1) and the model name"
+                ) from error
             if (status < 500 and status not in RETRIABLE_4XX) or status in FINAL_5XX:
                 self.failures += 1
                 raise InfraError(

@@ -33,7 +33,7 @@ from toolbench.core.solve import (
 from toolbench.core.task import Resources, Task
 from toolbench.models.base import Model
 from toolbench.runner.store import Key, RunStore
-from toolbench.types import Outcome, Sample, ServiceDown, Status
+from toolbench.types import EndpointNotServed, Outcome, Sample, ServiceDown, Status
 
 
 @dataclass
@@ -68,6 +68,8 @@ class SessionStats:
     elapsed_s: float = 0.0
     counts: dict[str, int] = field(default_factory=lambda: {s.value: 0 for s in Status})
     stopped: str | None = None
+    # Why, when it did: "service_down" (retry later) or "not_served" (a setting to fix).
+    stopped_kind: str | None = None
 
     def count(self, record: dict[str, Any]) -> None:
         self.done += 1
@@ -237,6 +239,8 @@ async def run_keys(
             except ServiceDown as exc:
                 if stats.stopped is None:
                     stats.stopped = one_line_text(str(exc))
+                    not_served = isinstance(exc, EndpointNotServed)
+                    stats.stopped_kind = "not_served" if not_served else "service_down"
                 return
             on_record(record, bar)
 

@@ -44,8 +44,10 @@ from toolbench.runner.engine import (
     record_writer,
 )
 from toolbench.runner.environment import session_environment
+from toolbench.runner.lock import LOCK_FILE
 from toolbench.runner.progress import PlainProgress, WaveRemainingColumn, eta_needs, interval
 from toolbench.runner.store import Key, RunStore, read_run_info
+from toolbench.runner.validate import check_selection
 
 # (info so far, every record of the log, read once as it streams from the file) -> info with
 # "metrics", "counts", ...; and the number of work items that ended scored or as model errors.
@@ -166,9 +168,30 @@ def execute_plan(plan: RunPlan, out: Path | None, runs_dir: Path, console: Conso
         folder, plan.fingerprint, console, plan.fingerprint_parts, plan.selection
     )
     try:
-        return _run_claimed(plan, folder, store, previous, done, console)
+        result = _run_claimed(plan, folder, store, previous, done, console)
     finally:
         store.release()
+    if result.stats.stopped_kind == "not_served":  # a setting to fix: exit 2, as a bad flag
+        if not previous and not _has_records(store):
+            _discard(store, remove_folder=out is None)  # it holds nothing: the fixed rerun's
+        raise UserError(f"{result.stats.stopped}; nothing more was sent")
+    return result
+
+
+def _has_records(store: RunStore) -> bool:
+    path = store.samples_file
+    return path.is_file() and path.stat().st_size > 0
+
+
+def _discard(store: RunStore, remove_folder: bool) -> None:
+    """Remove what a new run that recorded nothing wrote (run.json, an empty log, the lock
+    file), and the folder itself when the run chose it, so the fixed command starts afresh."""
+    for path in (store.run_file, store.samples_file, store.folder / LOCK_FILE):
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+    if remove_folder:
+        with contextlib.suppress(OSError):
+            store.folder.rmdir()
 
 
 def _run_claimed(
@@ -222,15 +245,16 @@ def _run_claimed(
         info["status"] = status
         info["progress"] = progress_of(finished, planned)
         info.pop("stopped", None)
+        info.pop("stopped_kind", None)
         if stats.stopped is not None:  # the model's service went away: the rest is undone
-            info["stopped"] = stats.stopped
+            info["stopped"], info["stopped_kind"] = stats.stopped, stats.stopped_kind
         info.update(plan.extra_final)
         for more in plan.final_info:
             info.update(more(info))
         info.update(summed_pools(previous, info))
         record_log_check(info, store, console, check)
         store.write_info(info)
-    if stats.stopped is not None:
+    if stats.stopped is not None and stats.stopped_kind != "not_served":
         left = planned - finished
         console.print(
             f"{stats.stopped}; {left} samples left undone: rerun the same command to "
@@ -367,33 +391,6 @@ def open_run(
     if done:
         console.print(f"[dim]resuming {folder}: {len(done)} records already done[/dim]")
     return store, previous, done
-
-
-def check_selection(folder: Path, held: Any, asked: dict[str, Any]) -> None:
-    """A run folder holds one selection of the data. A command that asks for at least as
-    much (a larger or no ``--limit``, as many or more ``--epochs``) extends the run: its plan
-    grows and run.json then says the new selection, which holds every record already made. One
-    that asks for less is refused: resuming it would leave records outside the plan, and the
-    folder's numbers would no longer be those of any one selection."""
-    if not isinstance(held, dict) or held == asked:
-        return
-    old_limit, new_limit = held.get("limit"), asked.get("limit")
-    old_epochs, new_epochs = held.get("epochs", 1), asked.get("epochs", 1)
-    wider_limit = new_limit is None or (old_limit is not None and new_limit >= old_limit)
-    if wider_limit and new_epochs >= old_epochs:
-        return
-    raise UserError(
-        f"{folder}: holds the run of {_selection_flags(held)}; this command asks for "
-        f"{_selection_flags(asked)}, less of the data. Repeat it with "
-        f"{_selection_flags(held)} (or more) to go on with that run, or give another --out "
-        "for the smaller one"
-    )
-
-
-def _selection_flags(selection: dict[str, Any]) -> str:
-    limit = selection.get("limit")
-    shown = "no --limit" if limit is None else f"--limit {limit}"
-    return f"{shown} --epochs {selection.get('epochs', 1)}"
 
 
 def record_log_check(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from toolbench.config import RunConfig
 from toolbench.core.agent import ContainedAgent
@@ -26,6 +27,7 @@ __all__ = [
     "check_history",
     "check_mode",
     "check_run",
+    "check_selection",
     "check_system_prompt",
 ]
 
@@ -107,3 +109,30 @@ def check_history(tasks: Sequence[Task], history: int) -> None:
             f"--history {history}: only episode tasks show earlier pages ({', '.join(able)}); "
             "drop the flag for these tasks"
         )
+
+
+def check_selection(folder: Path, held: Any, asked: dict[str, Any]) -> None:
+    """A run folder holds one selection of the data. A command that asks for at least as
+    much (a larger or no ``--limit``, as many or more ``--epochs``) extends the run: its plan
+    grows and run.json then says the new selection, which holds every record already made. One
+    that asks for less is refused: resuming it would leave records outside the plan, and the
+    folder's numbers would no longer be those of any one selection."""
+    if not isinstance(held, dict) or held == asked:
+        return
+    old_limit, new_limit = held.get("limit"), asked.get("limit")
+    old_epochs, new_epochs = held.get("epochs", 1), asked.get("epochs", 1)
+    wider_limit = new_limit is None or (old_limit is not None and new_limit >= old_limit)
+    if wider_limit and new_epochs >= old_epochs:
+        return
+    raise UserError(
+        f"{folder}: holds the run of {_selection_flags(held)}; this command asks for "
+        f"{_selection_flags(asked)}, less of the data. Repeat it with "
+        f"{_selection_flags(held)} (or more) to go on with that run, or give another --out "
+        "for the smaller one"
+    )
+
+
+def _selection_flags(selection: dict[str, Any]) -> str:
+    limit = selection.get("limit")
+    shown = "no --limit" if limit is None else f"--limit {limit}"
+    return f"{shown} --epochs {selection.get('epochs', 1)}"
