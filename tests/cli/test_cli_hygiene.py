@@ -31,7 +31,7 @@ def test_list_models_shows_every_built_in_model_and_what_it_needs(
 ) -> None:
     code, out, _ = cli("list", "models")
     assert code == 0
-    for spec in ("baseline", "oracle", "replay:FILE", "openai:MODEL", "hf:PATH_OR_NAME"):
+    for spec in ("baseline", "oracle", "replay:FILE", "openai:MODEL", "hf:FOLDER"):
         assert spec in out
     for spec in ("always-yes", "always-no", "random[:SEED]", "similarity"):
         assert spec in out

@@ -83,7 +83,7 @@ def test_aware_run_refuses_baseline_and_says_which_models_can(
     code, _, err = cli("aware", "run", str(dataset), "--model", "baseline", "--out", str(out))
     line = _one_line(code, err)
     assert "--model baseline" in line and "awareness questions" in line
-    for able in ("oracle", "openai:MODEL", "hf:PATH_OR_NAME", "always-yes", "similarity"):
+    for able in ("oracle", "openai:MODEL", "hf:FOLDER", "always-yes", "similarity"):
         assert able in line
     assert "baseline," not in line.split("use one of")[1]
     assert not out.exists()

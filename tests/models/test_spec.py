@@ -65,7 +65,7 @@ def test_openai_without_key_or_url(monkeypatch: pytest.MonkeyPatch) -> None:
         ("replya:p.jsonl", "unknown model 'replya:p.jsonl' (did you mean 'replay:p.jsonl'?)"),
         ("gpt-4o", "unknown model 'gpt-4o' (choose from: baseline, oracle, replay:FILE, "),
         ("openai", "model 'openai' needs an argument: openai:MODEL"),
-        ("hf:", "model 'hf:' needs an argument: hf:PATH_OR_NAME"),
+        ("hf:", "model 'hf:' needs an argument: hf:FOLDER"),
     ],
 )
 def test_bad_specs(spec: str, message: str) -> None:
@@ -87,7 +87,7 @@ def test_known_models_cover_every_prefix_and_the_awareness_baselines() -> None:
         "oracle",
         "replay:FILE",
         "openai:MODEL",
-        "hf:PATH_OR_NAME",
+        "hf:FOLDER",
         "smollm2",
         "agent:COMMAND",
         "always-yes",

@@ -93,7 +93,7 @@ def _eos_ids(tokenizer: Any, model: Any) -> list[int]:
 
 
 class HFModel:
-    """``hf:PATH_OR_NAME``: greedy at temperature 0, else seeded sampling.
+    """``hf:FOLDER``: greedy at temperature 0, else seeded sampling.
 
     Native tools of a chat request go to the chat template (``apply_chat_template(tools=...)``)
     and the calls in the reply come back parsed in ``Generation.tool_calls``.

@@ -148,7 +148,7 @@ BUILTIN: tuple[KnownModel, ...] = (
         retries=True,
     ),
     KnownModel(
-        "hf:PATH_OR_NAME",
+        "hf:FOLDER",
         "local Hugging Face causal LM via transformers",
         "pip install 'toolbench[hf]' and local weights",
         EVERYTHING,

@@ -206,8 +206,8 @@ def load_gguf(gguf: Path) -> tuple[Any, Any]:
 
     source, name = str(gguf.parent), gguf.name
     try:
-        tokenizer = AutoTokenizer.from_pretrained(source, gguf_file=name)
-        model = AutoModelForCausalLM.from_pretrained(source, gguf_file=name)
+        tokenizer = AutoTokenizer.from_pretrained(source, gguf_file=name, local_files_only=True)
+        model = AutoModelForCausalLM.from_pretrained(source, gguf_file=name, local_files_only=True)
     except Exception as error:  # transformers/gguf raise many kinds for an unreadable file
         reason = " ".join(str(error).split())[:300]
         raise UserError(f"cannot convert {gguf}: {reason}; reinstall it: {INSTALL}") from None
