@@ -20,18 +20,10 @@ from toolbench.models.baseline import Predictor
 from toolbench.models.entities import extract_entities
 from toolbench.models.learner import Learner
 from toolbench.models.programs import finish_url, free_names, param_docs, split_blocks
+from toolbench.tasks.registry import BUILTIN, OWN_COMMAND
 from toolbench.types import Doc
 
-TOOL_TASKS = (
-    "home_search",
-    "booking",
-    "open_weather",
-    "the_cat_api",
-    "google_sheets",
-    "virtual_home",
-    "web_shop",
-    "tabletop",
-)
+TOOL_TASKS = tuple(name for name in BUILTIN if name not in OWN_COMMAND)  # all eight
 # A program that cannot run at all, as opposed to one that runs and is wrong.
 INVALID = re.compile(r"\b(NameError|SyntaxError|IndentationError)\b")
 

@@ -39,18 +39,9 @@ import pytest
 
 from toolbench.core.agent import AgentWorld, ToolSpec
 from toolbench.core.task import Resources, Task
-from toolbench.tasks.registry import BUILTIN, get_task
+from toolbench.tasks.registry import BUILTIN, OWN_COMMAND, get_task
 
-AGENT_TASKS = (
-    "home_search",
-    "booking",
-    "open_weather",
-    "the_cat_api",
-    "google_sheets",
-    "virtual_home",
-    "web_shop",
-    "tabletop",
-)
+AGENT_TASKS = tuple(name for name in BUILTIN if name not in OWN_COMMAND)  # all eight
 
 TYPES = frozenset({"string", "number", "integer", "boolean", "object", "array", "null"})
 COMMON = frozenset({"type", "description", "title", "enum", "const", "anyOf", "$ref", "$defs"})
