@@ -42,6 +42,12 @@ REFUSALS: list[tuple[str, list[str], dict[str, Any], str]] = [
         "task option tabletop.fix_corner_name: task tabletop is not in this run",
     ),
     (
+        "aware",
+        ["--model", "agent:python3 x.py"],
+        {"model": "agent:python3 x.py"},
+        "task aware cannot be solved by an agent",
+    ),
+    (
         "home_search",
         ["--model", "oracle", "--data-dir", "/nonexistent/toolbench-data"],
         {"model": "oracle", "data_dir": "/nonexistent/toolbench-data"},

@@ -36,13 +36,12 @@ def check_run(config: RunConfig, tasks: Sequence[Task], model: Model | None = No
     """Refuse a run that would not be what its configuration says; ``model``: the object
     given instead of ``config.model``'s spec (an agent object is checked as ``agent:``)."""
     chosen = list(tasks)
+    if isinstance(model, ContainedAgent) or _is_agent_spec(config.model):
+        check_agent_world(chosen, config.model)  # first: what an agent cannot do at all
     if model is None:  # e.g. an awareness floor on tool tasks, which answers only Yes/No
         for question in dict.fromkeys(_QUESTION_OF.get(task.name, TOOL_TASKS) for task in chosen):
             require(config.model, question)
     check_mode(chosen, config.mode.value)
-    is_agent = isinstance(model, ContainedAgent) or _is_agent_spec(config.model)
-    if is_agent:
-        check_agent_world(chosen, config.model)
     check_system_prompt(chosen, config.mode.value, config.system_prompt)
     if config.data_dir is not None and not Path(config.data_dir).is_dir():
         raise UserError(f"--data-dir {config.data_dir}: no such folder")
