@@ -60,9 +60,21 @@ class Node:
         return self.process.poll() is None
 
 
+def _ephemeral_low() -> int:
+    """The first port the kernel hands out for a bind to port 0 (Linux: 32768 by default)."""
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32_768
+    return max(low, 12_000)
+
+
 def _ports() -> list[str]:
     """Every port a node would otherwise take from Ray's fixed defaults, picked free."""
-    base = random.randrange(20_000, 60_000, 200)  # the node's worker processes' range
+    # The node's worker processes' range, below the kernel's ephemeral range: the other
+    # ports are picked free (bound to port 0), so they come from that range and can never
+    # fall among the workers' (a collision made `ray start` refuse to start).
+    base = random.randrange(10_000, _ephemeral_low() - 200, 200)
     ports = [
         "--node-manager-port", str(free_port()),
         "--object-manager-port", str(free_port()),
