@@ -96,7 +96,9 @@ def _run_config(tasks: list[str], model: str, settings: dict[str, Any]) -> RunCo
     except ValidationError as exc:
         error = exc.errors()[0]
         where = ".".join(str(part) for part in error["loc"])
-        raise UserError(f"toolbench.run: {where}={error.get('input')!r}: {error['msg']}") from None
+        given = repr(error.get("input"))
+        given = given if len(given) <= 80 else given[:77] + "..."
+        raise UserError(f"toolbench.run: {where}={given}: {error['msg']}") from None
 
 
 def _tasks(tasks: Tasks | None, task: str | Task | None) -> list[Task]:
