@@ -117,8 +117,17 @@ class Growth:
         return self.large_s <= max(MAX_RATIO * self.small_s, FLOOR_S)
 
 
+#: Rounds a ratio over the limit is measured again before it counts: load on a shared machine
+#: (the perf tier runs in parallel in CI) slows single runs, never a linear parser's best one.
+RETRY_ROUNDS = 3
+
+
 def growth(parser: Parser, shape: str) -> Growth:
-    """Time ``parser`` on ``shape`` at 100 KB and 1 MB (caps lifted)."""
+    """Time ``parser`` on ``shape`` at 100 KB and 1 MB (caps lifted). Each size keeps its
+    fastest run; while the ratio is over the limit, both sizes are timed again, interleaved,
+    for up to ``RETRY_ROUNDS`` rounds. Load inflates some runs, so a true quadratic's ratio
+    (~100) stays over the limit in every round, while a linear parser's ratio comes back
+    under it as soon as one round runs undisturbed."""
     make = parser.shapes[shape]
     small, large = make(SMALL), make(LARGE)
     with lifted(parser):
@@ -126,8 +135,15 @@ def growth(parser: Parser, shape: str) -> Growth:
         small_s = best_time(parser.call, small, 3)
         if small_s > GIVE_UP_S:
             return Growth(small_s, float("inf"))
-        large_s = best_time(parser.call, large, 2)
-    return Growth(small_s, large_s)
+        result = Growth(small_s, best_time(parser.call, large, 2))
+        for _ in range(RETRY_ROUNDS):
+            if result.linear:
+                break
+            result = Growth(
+                min(result.small_s, best_time(parser.call, small, 2)),
+                min(result.large_s, best_time(parser.call, large, 1)),
+            )
+    return result
 
 
 # -- the parsers -----------------------------------------------------------------------------------

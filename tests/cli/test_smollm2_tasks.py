@@ -19,7 +19,7 @@ import pytest
 from tests.conftest import CliResult, read_run
 from tests.models.test_smollm2 import shared_conversion
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # eight tasks on a real model
 
 TASKS = (
     "home_search",
