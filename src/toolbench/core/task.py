@@ -123,6 +123,7 @@ class Resources(Generic[RuntimeT]):
     roles: Mapping[str, Model] = field(default_factory=dict)
 
 
+@runtime_checkable
 class Task(Protocol):
     """What every caller may ask of every task: its name and description, its metrics and
     prompt defaults, its scoring version, its data versions, loading and solving. Eight

@@ -29,6 +29,7 @@ from types import MappingProxyType
 from typing import Any
 
 from toolbench.core.agent import AgentWorld
+from toolbench.core.capabilities import DataclassOptions
 from toolbench.core.metrics import mean_metrics
 from toolbench.core.solve import Generate, SampleState
 from toolbench.core.task import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
@@ -47,7 +48,7 @@ IMAGES_DIR = "images"
 
 
 @dataclass
-class TabletopTask(OfflineFolderTask):
+class TabletopTask(DataclassOptions, OfflineFolderTask):
     name: str
     summary: str
     package_dir: Path = field()
