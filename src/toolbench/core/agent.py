@@ -120,10 +120,10 @@ class AgentWorld(Protocol):
 
 @runtime_checkable
 class HasAgentWorld(Protocol):
-    """A task an agent can solve over MCP (``--model agent:COMMAND``, ``serve-mcp``): per
+    """A task an agent can solve over MCP (``--model agent:COMMAND``, ``serve --mcp``): per
     sample, a fresh world whose API is tools, judged by the task's own scorer. Used by
     ``solve_with_agent`` (here), the runner's checks (an agent run of a task without it is
-    refused) and ``toolbench serve-mcp``. The task's name is the brief's ``task``."""
+    refused) and ``toolbench serve --mcp``. The task's name is the brief's ``task``."""
 
     name: str
 

@@ -5,7 +5,7 @@ members, and a caller asks ``isinstance(task, Aggregates)`` instead of reading a
 task author sees from the protocols which members a feature uses. Each is declared in the
 lowest package that owns its feature; the ones here are used by more than one layer:
 
-* ``Prepares`` (``core.task``): golds executed after ``load`` (runner, report, serve-mcp).
+* ``Prepares`` (``core.task``): golds executed after ``load`` (runner, report, serve --mcp).
 * ``Aggregates``: the task's own per-epoch metrics (runner and report; default: the mean).
 * ``HasOptions``: ``--task-option NAME=VALUE`` (runner, CLI, fingerprint); ``DataclassOptions``
   implements it for a dataclass task.

@@ -176,7 +176,7 @@ class TaskBase:
 class Prepares(Protocol):
     """A task with golds to execute before any sample is solved (program tasks run their gold
     programs, curl tasks their gold requests). Used by the runner (after ``load``, before the
-    run folder exists), ``load_prepared``, the report's gold checks and ``serve-mcp``; a task
+    run folder exists), ``load_prepared``, the report's gold checks and ``serve --mcp``; a task
     without it has labels that are its golds as read."""
 
     async def prepare(self, data: TaskData[Any], sandbox: ProgramRunner) -> None:
