@@ -5,8 +5,8 @@ registered by name (``tasks.registry``, or an entry point). A task owns its solv
 asks the model through the runner's recording ``generate`` as often as its shape needs (once
 for the ToolBench tasks, every turn of an episode, from inside a running program) and returns
 the sample's ``Outcome``. Everything else a task may offer is a capability protocol
-(``core.capabilities`` lists them; ``docs/writing-a-task.md`` says who uses each). Two of them
-live here because ``load_prepared`` needs one: ``Prepares``.
+(``core.capabilities`` lists them; ``docs/writing-a-task.md`` says who uses each). One of
+them, ``Prepares``, lives here because ``load_prepared`` needs it.
 """
 
 from __future__ import annotations
