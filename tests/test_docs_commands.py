@@ -79,7 +79,10 @@ SHELL_LANGUAGES = {"", "bash", "sh", "shell", "console", "zsh"}
 
 #: Names the docs define in their own examples, not registered in this checkout.
 PLUGIN_NAMES = {
-    "tasks": {"mytask": "docs/writing-a-task.md builds this task as a plugin package"},
+    "tasks": {
+        "mytask": "docs/writing-a-task.md builds this task as a plugin package",
+        "lights": "docs/writing-a-task.md builds this task (with an agent world) as a plugin",
+    },
     "models": {"mymodel": "docs/writing-a-task.md builds this model as a plugin package"},
 }
 

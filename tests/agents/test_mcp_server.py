@@ -35,7 +35,7 @@ from toolbench.agents.mcp_server import (
     one_line,
     served_over_http,
 )
-from toolbench.core.agent import ToolCall, ToolReply, ToolSpec
+from toolbench.core.agent import HasAgentWorld, ToolCall, ToolReply, ToolSpec
 from toolbench.errors import UserError
 from toolbench.types import InfraError, Outcome, Status
 
@@ -289,7 +289,7 @@ async def test_an_oversized_request_is_refused_and_the_world_serves_on() -> None
 def _agent_tasks() -> list[str]:
     from toolbench.tasks.registry import all_tasks
 
-    return [task.name for task in all_tasks() if task.has_agent_world]
+    return [task.name for task in all_tasks() if isinstance(task, HasAgentWorld)]
 
 
 def _serve_argv(task: str, sample: str, verdict: Path, *more: str) -> list[str]:
@@ -439,7 +439,7 @@ def test_an_unknown_sample_is_one_line_and_exit_2(cli: Any, tmp_path: Path) -> N
 def test_a_task_without_an_agent_world_is_one_line_and_exit_2(cli: Any) -> None:
     from toolbench.tasks.registry import all_tasks
 
-    without = [task.name for task in all_tasks() if not task.has_agent_world]
+    without = [task.name for task in all_tasks() if not isinstance(task, HasAgentWorld)]
     if not without:
         pytest.skip("every task has an agent world")
     code, out, err = cli("serve", without[0], "--mcp")

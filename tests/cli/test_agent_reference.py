@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CliResult, read_run
+from toolbench.core.agent import HasAgentWorld
 from toolbench.tasks.registry import all_tasks, get_task
 
 pytest.importorskip("mcp")
@@ -24,7 +25,7 @@ FAST = ("--limit", "2", "--concurrency", "2", "--no-cache")
 
 
 def agent_tasks() -> list[str]:
-    return sorted(task.name for task in all_tasks() if task.has_agent_world)
+    return sorted(task.name for task in all_tasks() if isinstance(task, HasAgentWorld))
 
 
 def run(cli: Callable[..., CliResult], out: Path, task: str, model: str, *extra: str) -> list:

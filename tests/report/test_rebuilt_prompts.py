@@ -24,6 +24,7 @@ from toolbench.report import golds
 from toolbench.report.explorer import explorer_data
 from toolbench.report.summary import LoadedRun
 from toolbench.tasks.registry import all_tasks, get_task
+from toolbench.tasks.tool_calling import HasToolset
 
 Cli = Callable[..., CliResult]
 
@@ -40,7 +41,7 @@ ALL_TASKS = (
 # The first call's shape differs by mode: chat messages (an LMP's own chat wrapping for
 # tabletop), and in tools mode the chat messages plus the API as tools.
 CHAT_TASKS = ("tabletop", "web_shop", "open_weather")
-TOOLS_TASKS = tuple(task.name for task in all_tasks() if task.toolset is not None)
+TOOLS_TASKS = tuple(task.name for task in all_tasks() if isinstance(task, HasToolset))
 MATCHES = "prompt (rebuilt; matches the record's prompt hash)"
 
 

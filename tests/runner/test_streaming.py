@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from toolbench.core.task import TaskBase
 from toolbench.runner import chain
+from toolbench.runner.capabilities import Summarizes
 from toolbench.runner.donekeys import DoneKeys
 from toolbench.runner.engine import PreparedTask
 from toolbench.runner.metrics import task_metrics
@@ -106,7 +107,7 @@ def _finish_by_lists(
     for p in prepared:
         wanted = [(s.task, s.id, e) for e in range(epochs) for s in p.samples]
         task_records = [by_key[key] for key in wanted if key in by_key]
-        summary = p.task.summarize(task_records)
+        summary = p.task.summarize(task_records) if isinstance(p.task, Summarizes) else None
         if summary is not None:
             info["metrics"], info["counts"] = summary["metrics"], summary["counts"]
             del info["metrics_spread"]

@@ -280,15 +280,15 @@ class ApiEncoder:
         return self._model
 
     def _embed(self, texts: list[str]) -> np.ndarray:
-        model = self._loaded_model()
+        module = self._loaded_model()
         # The model may be shared with dense retrieval in this process (one instance per path),
         # so a non-default max_seq_length is set around the call and restored after it.
-        previous = getattr(model, "max_seq_length", None)
+        previous = getattr(module, "max_seq_length", None)
         override = self.max_seq_length is not None and previous is not None
         if override:
-            model.max_seq_length = self.max_seq_length  # type: ignore[attr-defined]
+            module.max_seq_length = self.max_seq_length  # type: ignore[attr-defined]
         try:
-            vectors = model.encode(
+            vectors = module.encode(
                 texts,
                 batch_size=self.batch_size,
                 normalize_embeddings=True,
@@ -297,7 +297,7 @@ class ApiEncoder:
             )
         finally:
             if override:
-                model.max_seq_length = previous  # type: ignore[attr-defined]
+                module.max_seq_length = previous  # type: ignore[attr-defined]
         self.model_calls += 1
         self.encoded += len(texts)
         return _normalised(vectors, len(texts))

@@ -5,6 +5,7 @@
 command runs so that ``--help`` stays fast.
 """
 
+import toolbench.runner  # noqa: F401  (the registry's built-in tasks of higher layers: aware)
 from toolbench.cli.main import build_parser, main
 
 __all__ = ["build_parser", "main"]

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Protocol, runtime_checkable
 
 from rich.console import Console
 
+from toolbench.core.task import TaskGenerator
 from toolbench.data.examples import format_example
 from toolbench.data.layout import write_task_folder
 from toolbench.errors import UserError
@@ -15,11 +17,21 @@ from toolbench.tasks.registry import get_task
 from toolbench.types import Doc, Sample, TaskContext
 
 
+@runtime_checkable
+class Generates(Protocol):
+    """A task with a seeded data generator and the API docs and demonstrations we ship with
+    it: ``toolbench data generate TASK`` (owned by this module) writes a test folder in the
+    ToolBench layout, or training pairs, from it."""
+
+    @property
+    def generator(self) -> TaskGenerator: ...
+
+
 def command_generate(args: argparse.Namespace, console: Console) -> int:
     task = get_task(args.task)
-    generator = task.generator
-    if generator is None:
+    if not isinstance(task, Generates):
         raise UserError(f"task {task.name} has no data generator")
+    generator = task.generator
     n = args.n or generator.default_test_size
     records = generator.generate(args.split, n, args.seed)
     examples = [format_example(q, p) for q, p in generator.examples]

@@ -53,9 +53,11 @@ def _task_table(table: Table) -> list[str]:
 
 
 def _task_row(task: Task) -> list[str]:
+    from toolbench.core.capabilities import option_defaults
+
     # As --task-option writes them: NAME=VALUE, VALUE in JSON.
     options = ", ".join(
-        f"{k}={json.dumps(v, default=str)}" for k, v in task.option_defaults.items()
+        f"{k}={json.dumps(v, default=str)}" for k, v in option_defaults(task).items()
     )
     return [
         str(task.name),

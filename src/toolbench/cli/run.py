@@ -11,13 +11,16 @@ from rich.console import Console
 
 from toolbench.cli import argtypes
 from toolbench.config import RunConfig
+from toolbench.core.capabilities import BuildsFirstRequest, option_defaults
 from toolbench.core.task import Task
 from toolbench.errors import UserError
 from toolbench.models.base import ModelOptions
 from toolbench.prompts.builder import Mode, Prompter
+from toolbench.runner.capabilities import ShowsHistory
 from toolbench.runner.run import RunResult, execute, prompt_config_for
 from toolbench.runner.validate import check_history, check_mode, check_system_prompt
 from toolbench.tasks.registry import get_task, parse_task_list
+from toolbench.tasks.tool_calling import HasToolset
 
 # A finished run whose infra errors remain (rerun the same command to retry them).
 EXIT_INCOMPLETE = 3
@@ -66,10 +69,10 @@ def task_options_from(args: argparse.Namespace, tasks: list[Task]) -> dict[str, 
     for task_name, option, value in args.task_option:
         options.setdefault(task_name, {})[option] = value
     for task in tasks:
-        if args.history and task.uses_history:
+        if args.history and isinstance(task, ShowsHistory):
             options.setdefault(task.name, {})["history"] = args.history
     if args.fix_corner_name:
-        fixable = [task for task in tasks if "fix_corner_name" in task.option_defaults]
+        fixable = [task for task in tasks if "fix_corner_name" in option_defaults(task)]
         if not fixable:
             raise UserError(
                 "--fix-corner-name is for tabletop: add tabletop to the tasks or drop it"
@@ -231,6 +234,8 @@ def command_prompt(args: argparse.Namespace, console: Console, default_cache: Pa
         data.context, prompt_config_for(task, config), args.cache_dir or default_cache
     )
     # The task's first model call, built by the code its solve loop sends it with.
+    if not isinstance(task, BuildsFirstRequest):
+        raise UserError(f"task {task.name} builds no prompt without solving (no first_request)")
     request = task.first_request(data, by_id[args.sample], 0, prompter)
     if request.prompt is not None:
         console.out(request.prompt, end="", highlight=False)
@@ -238,7 +243,7 @@ def command_prompt(args: argparse.Namespace, console: Console, default_cache: Pa
         for message in request.messages or ():
             console.rule(message["role"])
             console.out(message["content"], highlight=False)
-    if args.mode == Mode.TOOLS.value and task.toolset is not None:
+    if args.mode == Mode.TOOLS.value and isinstance(task, HasToolset):
         console.rule("tools")
         console.out(json.dumps(list(task.toolset.openai()), indent=2), highlight=False)
     # What ends the reply, as sent: repr quotes each stop so a "\n" or a space shows.

@@ -7,12 +7,21 @@ from __future__ import annotations
 import argparse
 import socket
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from rich.console import Console
 
 from toolbench.errors import UserError
-from toolbench.tasks.service import SIMULATED_API_KEY
+from toolbench.tasks.service import SIMULATED_API_KEY, SimulatedService
+
+
+@runtime_checkable
+class Servable(Protocol):
+    """A task whose tool is a simulated HTTP service (the curl tasks): ``toolbench serve TASK``
+    (owned by this module) exposes it on localhost for other frameworks, as the real API."""
+
+    @property
+    def service(self) -> SimulatedService: ...
 
 
 def command_serve(args: argparse.Namespace, console: Console) -> int:
@@ -32,9 +41,9 @@ def command_serve(args: argparse.Namespace, console: Console) -> int:
         raise UserError(
             f"--version: only web_shop has page layouts to choose; drop it for {task.name}"
         )
-    service = task.service
-    if service is None:
+    if not isinstance(task, Servable):
         raise UserError(f"task {task.name} has no HTTP service to serve (try open_weather)")
+    service = task.service
     app, key = serving_app(service), SIMULATED_API_KEY
     if args.api_key is not None:
         app, key = _app_accepting(service, task.name, args.api_key), args.api_key

@@ -37,9 +37,9 @@ from typing import TYPE_CHECKING, Any
 
 from toolbench.agents import require_mcp
 from toolbench.cli.serve_log import incidents_logged, open_log
-from toolbench.core.agent import AgentWorld, RecordingWorld
+from toolbench.core.agent import AgentWorld, HasAgentWorld, RecordingWorld, agent_world_of
 from toolbench.core.solve import SampleState
-from toolbench.core.task import Resources, Task, TaskData
+from toolbench.core.task import Resources, Task, TaskData, prepare
 from toolbench.errors import UserError
 from toolbench.types import Outcome, Sample, Status
 
@@ -111,7 +111,7 @@ def _checked(args: argparse.Namespace) -> tuple[Task, TaskData, Sample]:
     from toolbench.tasks.registry import get_task
 
     task = get_task(args.task)
-    if not task.has_agent_world:
+    if not isinstance(task, HasAgentWorld):
         raise UserError(f"task {task.name} has no tools to serve over MCP (it has no agent world)")
     data = task.load(args.data_version or "v0", _data_dir(args))
     return task, data, _pick_sample(data, args.sample, task.name)
@@ -160,9 +160,9 @@ async def sample_world(task: Task, data: TaskData, sample: Sample, pool: Any) ->
     from toolbench.prompts.builder import PromptConfig, Prompter
 
     subset = dataclasses.replace(data, samples=[sample], gold={})
-    await task.prepare(subset, pool)
+    await prepare(task, subset, pool)
     resources = Resources(subset, pool, Prompter(subset.context, PromptConfig()))
-    return task.agent_world(subset, sample, resources)
+    return agent_world_of(task).agent_world(subset, sample, resources)
 
 
 async def _serve_sample(plan: _Plan, pool: Any, host: WorldThread) -> int:

@@ -1,8 +1,11 @@
 """The types a task or model author writes against, in one place.
 
-A task is an object with the ``Task`` protocol's attributes and methods (``TaskBase`` gives
-every optional hook its default); its ``solve`` gets a ``SampleState``, a recording
-``Generate`` and the run's ``Resources`` and returns an ``Outcome``. A model is an object with
+A task is an object with the ``Task`` protocol's eight members (``TaskBase`` gives two
+defaults); its ``solve`` gets a ``SampleState``, a recording ``Generate`` and the run's
+``Resources`` and returns an ``Outcome``. What else it offers is a capability protocol it
+matches by defining its members (``Prepares``, ``Aggregates``, ``HasOptions``,
+``BuildsFirstRequest``, ``HasAgentWorld`` here; the others beside the feature that uses them:
+``docs/writing-a-task.md``). A model is an object with
 the ``Model`` protocol: ``GenerationRequest`` in, ``Generation`` out. Nothing here runs
 anything: the runner (``toolbench.runner``) drives these objects, and the registries
 (``toolbench.tasks.registry``, ``toolbench.models.registry``) find them by name.
@@ -11,10 +14,18 @@ This package sits below every task and above the models, prompts and sandbox lay
 (``docs/architecture.md``), so a task imports it without importing the runner.
 """
 
+from toolbench.core.agent import AgentWorld, HasAgentWorld, ToolReply, ToolSpec
+from toolbench.core.capabilities import (
+    Aggregates,
+    BuildsFirstRequest,
+    DataclassOptions,
+    HasOptions,
+)
 from toolbench.core.metrics import mean_metrics
 from toolbench.core.solve import CallRecord, Generate, SampleState, off_loop
 from toolbench.core.task import (
     LiveOptions,
+    Prepares,
     Resources,
     Task,
     TaskBase,
@@ -34,16 +45,23 @@ from toolbench.types import (
 )
 
 __all__ = [
+    "AgentWorld",
+    "Aggregates",
+    "BuildsFirstRequest",
     "CallRecord",
+    "DataclassOptions",
     "Doc",
     "Generate",
     "Generation",
     "GenerationRequest",
+    "HasAgentWorld",
+    "HasOptions",
     "LiveOptions",
     "Model",
     "ModelOptions",
     "ModelOutputError",
     "Outcome",
+    "Prepares",
     "Resources",
     "Sample",
     "SampleState",
@@ -54,6 +72,8 @@ __all__ = [
     "TaskData",
     "TaskDefaults",
     "TaskGenerator",
+    "ToolReply",
+    "ToolSpec",
     "mean_metrics",
     "off_loop",
 ]

@@ -21,14 +21,13 @@ import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from toolbench.core.bounded import bounded_text
 from toolbench.core.solve import SampleState
+from toolbench.core.task import Resources, Task, TaskData
+from toolbench.errors import UserError
 from toolbench.types import Outcome, Sample
-
-if TYPE_CHECKING:
-    from toolbench.core.task import Resources, Task
 
 #: The most tool calls one sample's agent may make; later calls are refused (an error reply).
 MAX_TOOL_CALLS = 200
@@ -73,7 +72,7 @@ class Untranslatable(Exception):
 
 class AgentWorld(Protocol):
     """One sample's fresh world, reachable as tools (see module doc). Built by
-    ``Task.agent_world``; nothing is scored until ``outcome``."""
+    ``HasAgentWorld.agent_world``; nothing is scored until ``outcome``."""
 
     @property
     def tools(self) -> Sequence[ToolSpec]:
@@ -116,6 +115,23 @@ class AgentWorld(Protocol):
 
     async def close(self) -> None:
         """Release what the world holds (sandbox sessions, browsers); idempotent."""
+        ...
+
+
+@runtime_checkable
+class HasAgentWorld(Protocol):
+    """A task an agent can solve over MCP (``--model agent:COMMAND``, ``serve --mcp``): per
+    sample, a fresh world whose API is tools, judged by the task's own scorer. Used by
+    ``solve_with_agent`` (here), the runner's checks (an agent run of a task without it is
+    refused) and ``toolbench serve --mcp``. The task's name is the brief's ``task``."""
+
+    name: str
+
+    def agent_world(
+        self, data: TaskData[Any], sample: Sample, resources: Resources[Any]
+    ) -> AgentWorld:
+        """A fresh world of ``sample``. Builds only: golds are read from ``data.gold`` when
+        the world is judged, not here."""
         ...
 
 
@@ -232,13 +248,22 @@ def _trace_entry(
     }
 
 
+def agent_world_of(task: Task) -> HasAgentWorld:
+    """``task`` as a task with agent worlds; a ``UserError`` for one without (the runner's
+    checks refuse such a run before any work, so this is for direct callers)."""
+    if not isinstance(task, HasAgentWorld):
+        raise UserError(f"task {task.name} cannot be solved by an agent (it has no tools to serve)")
+    return task
+
+
 async def solve_with_agent(
-    task: Task, state: SampleState, resources: Resources, agent: Agent
+    task: Task, state: SampleState, resources: Resources[Any], agent: Agent
 ) -> Outcome:
     """One sample solved by ``agent`` on a fresh world of ``task``, judged by the task: the
     agent's final message is the record's prediction, its tool calls the trace; an agent
     that failed is the sample's model_error (the world is not judged)."""
-    world = task.agent_world(resources.data, state.sample, resources)
+    able = agent_world_of(task)
+    world = able.agent_world(resources.data, state.sample, resources)
     recording = RecordingWorld(world, state)
     brief = AgentBrief(
         task=task.name,
@@ -249,7 +274,7 @@ async def solve_with_agent(
         data_dir=resources.data.source,
         run_dir=str(resources.run_dir) if resources.run_dir is not None else None,
         sample=state.sample,
-        fresh_world=lambda: task.agent_world(resources.data, state.sample, resources),
+        fresh_world=lambda: able.agent_world(resources.data, state.sample, resources),
     )
     try:
         end = await agent.attempt(recording, brief)

@@ -1,10 +1,12 @@
-"""What a task is: load its data, prepare its golds, solve a sample, aggregate outcomes.
+"""What a task is: the small ``Task`` contract, and the data a load hands to its solve loop.
 
-The runner only knows this protocol, so a new task is a folder with an ``__init__.py`` that
-builds a ``Task`` plus one line in ``registry.py``. A task owns its solve loop: it asks the
-model through the runner's recording ``generate`` as often as its shape needs (once for the
-ToolBench tasks, every turn of an episode, from inside a running program) and returns the
-sample's ``Outcome``.
+The runner only knows this protocol, so a new task is an object with these eight members,
+registered by name (``tasks.registry``, or an entry point). A task owns its solve loop: it
+asks the model through the runner's recording ``generate`` as often as its shape needs (once
+for the ToolBench tasks, every turn of an episode, from inside a running program) and returns
+the sample's ``Outcome``. Everything else a task may offer is a capability protocol
+(``core.capabilities`` lists them; ``docs/writing-a-task.md`` says who uses each). One of
+them, ``Prepares``, lives here because ``load_prepared`` needs it.
 """
 
 from __future__ import annotations
@@ -14,17 +16,21 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar, cast, runtime_checkable
 
-from toolbench.core.agent import AgentWorld
-from toolbench.core.metrics import mean_metrics
 from toolbench.core.solve import Generate, SampleState
-from toolbench.errors import UserError
 from toolbench.models.base import Model
 from toolbench.prompts.builder import Prompter
 from toolbench.sandbox.memo import ProgramRunner
-from toolbench.types import DEFAULT_MAX_TOKENS, GenerationRequest, Outcome, Sample, TaskContext
+from toolbench.types import DEFAULT_MAX_TOKENS, Outcome, Sample, TaskContext
+
+#: The type of a task's per-load object (``TaskData.runtime``): each task names its own
+#: (curl tasks their HTTP executor, google_sheets its workbook and worlds, ...); None for a
+#: task that needs nothing besides its samples.
+RuntimeT = TypeVar("RuntimeT")
+OtherT = TypeVar("OtherT")
+#: ``TaskData.runtime`` of a load whose task sets none (typed as whatever the task's is).
+_NO_RUNTIME: Any = None
 
 
 @dataclass(frozen=True)
@@ -70,8 +76,9 @@ class LiveOptions:
 
 
 @dataclass
-class TaskData:
-    """A loaded, validated version of a task: samples, prompt context, and gold answers."""
+class TaskData(Generic[RuntimeT]):
+    """A loaded, validated version of a task: samples, prompt context, and gold answers, and
+    the task's own per-load object (``runtime``, of the task's type ``RuntimeT``)."""
 
     task: str
     version: str
@@ -81,8 +88,9 @@ class TaskData:
     digest: str  # content hash of everything that can change scores
     # Per sample id, the gold world states (one per label), computed once by ``prepare``.
     gold: dict[str, list[Any]] = field(default_factory=dict)
-    # Whatever the task needs at scoring time for this load (e.g. an HTTP executor).
-    runtime: Any = None
+    # What the task needs at scoring time for this load (e.g. an HTTP executor), typed by the
+    # task (``TaskData[SheetsRuntime]``); None where the task's load sets none.
+    runtime: RuntimeT = _NO_RUNTIME
     # What to release when the run ends (a live run's scratch spreadsheet), last first.
     on_close: list[Callable[[], None]] = field(default_factory=list)
 
@@ -91,15 +99,21 @@ class TaskData:
         while self.on_close:
             self.on_close.pop()()
 
+    def with_runtime(self, runtime: OtherT) -> TaskData[OtherT]:
+        """This load with the task's per-load object set: how a task's ``load`` turns the
+        folder it read (``TaskData[None]``) into its own typed data."""
+        changed: TaskData[OtherT] = dataclasses.replace(cast(Any, self), runtime=runtime)
+        return changed
+
 
 @dataclass
-class Resources:
+class Resources(Generic[RuntimeT]):
     """What a solve loop may use besides the model: the loaded data (with its golds), the
     sandbox that runs programs, the prompt builder, and the loop's limits. ``run_dir`` is the
     run folder once the run has one (tasks that save files per sample, such as tabletop's
     images, write under it); None outside a run."""
 
-    data: TaskData
+    data: TaskData[RuntimeT]
     sandbox: ProgramRunner
     prompter: Prompter
     max_turns: int = 10
@@ -109,14 +123,20 @@ class Resources:
     roles: Mapping[str, Model] = field(default_factory=dict)
 
 
+@runtime_checkable
 class Task(Protocol):
-    """What the runner, the CLI and the report may ask of a task. The attributes after
-    ``defaults`` and the methods after ``aggregate`` are optional features: ``TaskBase`` gives
-    each its default, so a task states only what it has and no caller probes with getattr."""
+    """What every caller may ask of every task: its name and description, its metrics and
+    prompt defaults, its scoring version, its data versions, loading and solving. Eight
+    members, and nothing else is assumed: every optional feature (golds to execute, options,
+    an agent world, a servable service, a data generator ...) is a small capability protocol
+    declared by the feature that uses it and checked with ``isinstance``
+    (``core.capabilities``, ``core.agent.HasAgentWorld``, ``docs/writing-a-task.md``). A task
+    has a capability because it defines its members; ``TaskBase`` gives none of them."""
 
     name: str
     summary: str
-    #: The one definition of the task's metrics: the run table, run.json and report use it.
+    #: The one definition of the task's metrics: the run table, run.json and report use it
+    #: (a task without ``Aggregates`` is scored by their mean over the outcomes that count).
     metrics: tuple[str, ...]
     defaults: TaskDefaults
 
@@ -125,183 +145,49 @@ class Task(Protocol):
     @property
     def scoring_version(self) -> str: ...
 
-    #: The task's options (``--task-option NAME=VALUE``) and their defaults; a run's values
-    #: are part of its configuration and fingerprint (``with_options`` applies them).
-    @property
-    def option_defaults(self) -> Mapping[str, Any]: ...
-
-    #: The API as native tools (``--mode tools``), or None for a task without that mode.
-    @property
-    def toolset(self) -> Any: ...
-
-    #: Whether the task's prompts show earlier turns (the ``history`` option of an episode).
-    @property
-    def uses_history(self) -> bool: ...
-
-    #: Whether the run's ``--system-prompt`` replaces the instruction of the task's chat and
-    #: tools prompts (False for a task whose system messages are part of what it measures).
-    @property
-    def takes_system_prompt(self) -> bool: ...
-
-    #: Seeded data generator with shipped docs (``toolbench data generate``), or None.
-    @property
-    def generator(self) -> TaskGenerator | None: ...
-
-    #: A simulated HTTP service ``toolbench serve`` can expose, or None.
-    @property
-    def service(self) -> Any: ...
-
-    #: The package folder holding ``data/<version>/``, or None for data from elsewhere.
-    @property
-    def package_dir(self) -> Path | None: ...
-
-    #: Where in ``run.json`` this task's reports show a data-reading model's notes
-    #: (``FitsData.fit``) besides ``model_notes``: the awareness report reads ``baseline``.
-    @property
-    def model_notes_key(self) -> str | None: ...
-
     def versions(self) -> list[str]: ...
 
     def load(
         self, version: str, data_dir: Path | None, live: LiveOptions | None = None
-    ) -> TaskData:
+    ) -> TaskData[Any]:
         """Read and validate the data; executes nothing (``toolbench prompt`` needs no golds)."""
         ...
 
-    async def prepare(self, data: TaskData, sandbox: ProgramRunner) -> None:
-        """Execute the golds (a failing one is a ``UserError`` naming file:line)."""
-        ...
-
-    def first_request(
-        self, data: TaskData, sample: Sample, epoch: int, prompter: Prompter
-    ) -> GenerationRequest:
-        """The request of the sample's first model call, built by the code ``solve`` sends it
-        with (the one place that knows the task's first prompt): ``toolbench prompt`` prints
-        it, and ``show`` and the HTML report rebuild it and compare its hash with the record's
-        ``prompt_hash``. Builds only: no model is asked and no program runs."""
-        ...
-
     async def solve(
-        self, state: SampleState, generate: Generate, resources: Resources
+        self, state: SampleState, generate: Generate, resources: Resources[Any]
     ) -> Outcome: ...
-
-    def aggregate(self, outcomes: Sequence[Outcome]) -> dict[str, float]: ...
-
-    def with_options(self, options: Mapping[str, Any]) -> Task:
-        """The task with a run's option values applied (unknown names are a ``UserError``)."""
-        ...
-
-    def resolved_options(self) -> dict[str, Any]:
-        """Every option's value on this task object, defaults included (the run config)."""
-        ...
-
-    def needed_apis(self, sample: Sample) -> list[list[str]] | None:
-        """Groups of API names a sample's request cannot do without (awareness twins), or
-        None when the task cannot say."""
-        ...
-
-    #: Whether ``agent_world`` gives worlds (the task can be solved by an agent over MCP).
-    @property
-    def has_agent_world(self) -> bool: ...
-
-    def agent_world(self, data: TaskData, sample: Sample, resources: Resources) -> AgentWorld:
-        """A fresh world of ``sample`` whose API is tools, judged by this task's scorer
-        (``core.agent``); a ``UserError`` for a task without one. Builds only: golds are
-        read from ``data.gold`` when the world is judged, not here."""
-        ...
-
-    def baseline_reply(self, request: GenerationRequest) -> str | None:
-        """The built-in ``baseline`` model's reply for tasks whose prompts are not docs plus
-        demonstrations (tabletop's programs), or None to use the generic policy."""
-        ...
-
-    def run_info(self, data: TaskData) -> dict[str, Any]:
-        """Fields this task adds to ``run.json`` (e.g. the awareness run's ``kind``)."""
-        ...
-
-    def required_roles(self) -> Mapping[str, str]:
-        """Roles this task (with its options) needs the run to fill, each with why: the
-        runner refuses a run without them before any folder exists."""
-        ...
-
-    def summarize(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
-        """The task's metrics from its whole log (records of the selected samples and
-        epochs), for tasks whose metrics are not a mean of per-sample outcomes (awareness
-        F1 per mode and shot); None: the runner aggregates outcomes per epoch."""
-        ...
-
-
-_NO_OPTIONS: Mapping[str, Any] = MappingProxyType({})
 
 
 class TaskBase:
-    """Defaults for every optional feature of ``Task``: inherit it and override what the task
-    has. Options are dataclass fields of the task named in ``option_defaults``."""
+    """The two members of ``Task`` that have a sensible default (the scoring version and one
+    data version); inherit it and define the rest. It gives no capability: a task that
+    executes golds defines ``prepare``, one with options inherits ``DataclassOptions`` ...,
+    so ``isinstance(task, Prepares)`` says what the task really does."""
 
     # 2: every reply is cut at its stop sequences by the harness whatever the backend returned,
     # and chat mode sends no completion-mode stops (records of chat runs change).
     scoring_version: str = "2"
-    option_defaults: Mapping[str, Any] = _NO_OPTIONS
-    toolset: Any = None
-    uses_history: bool = False
-    takes_system_prompt: bool = True
-    generator: TaskGenerator | None = None
-    service: Any = None
-    package_dir: Path | None = None
-    model_notes_key: str | None = None
-    metrics: tuple[str, ...]
 
     def versions(self) -> list[str]:
         return ["v0"]
 
-    async def prepare(self, data: TaskData, sandbox: ProgramRunner) -> None:
-        """Nothing to execute before the run: the task's labels are its golds."""
 
-    def aggregate(self, outcomes: Sequence[Outcome]) -> dict[str, float]:
-        """Each metric's mean over the outcomes that count (``core.metrics``)."""
-        return mean_metrics(outcomes, self.metrics)
+@runtime_checkable
+class Prepares(Protocol):
+    """A task with golds to execute before any sample is solved (program tasks run their gold
+    programs, curl tasks their gold requests). Used by the runner (after ``load``, before the
+    run folder exists), ``load_prepared``, the report's gold checks and ``serve --mcp``; a task
+    without it has labels that are its golds as read."""
 
-    def with_options(self, options: Mapping[str, Any]) -> Any:
-        name = getattr(self, "name", type(self).__name__)
-        for key, value in options.items():
-            if key not in self.option_defaults:
-                known = ", ".join(sorted(self.option_defaults)) or "none"
-                raise UserError(f"task {name} has no option {key!r} (its options: {known})")
-            default = self.option_defaults[key]
-            if default is not None and not isinstance(value, type(default)):
-                raise UserError(
-                    f"task {name} option {key}: expected {type(default).__name__}, got {value!r}"
-                )
-        if not options:
-            return self
-        if not dataclasses.is_dataclass(self):
-            raise TypeError(f"{type(self).__name__}: options need a dataclass task")
-        return dataclasses.replace(self, **options)
+    async def prepare(self, data: TaskData[Any], sandbox: ProgramRunner) -> None:
+        """Execute the golds (a failing one is a ``UserError`` naming file:line)."""
+        ...
 
-    def resolved_options(self) -> dict[str, Any]:
-        """Every option's value on this task object (defaults included), for the config."""
-        return {key: getattr(self, key, default) for key, default in self.option_defaults.items()}
 
-    def needed_apis(self, sample: Sample) -> list[list[str]] | None:
-        return None
-
-    has_agent_world: bool = False
-
-    def agent_world(self, data: TaskData, sample: Sample, resources: Resources) -> AgentWorld:
-        name = getattr(self, "name", type(self).__name__)
-        raise UserError(f"task {name} cannot be solved by an agent (it has no tools to serve)")
-
-    def baseline_reply(self, request: GenerationRequest) -> str | None:
-        return None
-
-    def run_info(self, data: TaskData) -> dict[str, Any]:
-        return {}
-
-    def required_roles(self) -> Mapping[str, str]:
-        return {}
-
-    def summarize(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
-        return None
+async def prepare(task: Task, data: TaskData[Any], sandbox: ProgramRunner) -> None:
+    """Execute ``task``'s golds on ``data`` if it has any (``Prepares``); nothing otherwise."""
+    if isinstance(task, Prepares):
+        await task.prepare(data, sandbox)
 
 
 def load_prepared(
@@ -310,9 +196,9 @@ def load_prepared(
     data_dir: Path | None,
     sandbox: ProgramRunner,
     live: LiveOptions | None = None,
-) -> TaskData:
+) -> TaskData[Any]:
     """Load a task's data and execute its golds, for scripts outside an event loop (the
     judge-validity suite, benchmarks, the public API). The runner does the two apart."""
     data = task.load(version, data_dir, live)
-    asyncio.run(task.prepare(data, sandbox))
+    asyncio.run(prepare(task, data, sandbox))
     return data

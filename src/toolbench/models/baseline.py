@@ -38,7 +38,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from toolbench.models.base import ModelOutputError
 from toolbench.models.entities import (
@@ -424,10 +424,21 @@ class Predictor:
                 q.written.add(key)
 
 
+@runtime_checkable
+class HasBaselineReply(Protocol):
+    """A task whose prompts are not docs plus demonstrations (tabletop's LMP prompts,
+    web_shop's pages) and so brings the built-in ``baseline`` model's policy for them
+    (declared here, by the model that uses it; the task is matched structurally)."""
+
+    def baseline_reply(self, request: GenerationRequest) -> str | None:
+        """The baseline's reply to ``request``, or None to use the generic policy."""
+        ...
+
+
 class BaselineModel:
     """The ``baseline`` model: nearest demonstration, re-filled with the query's values.
     Tasks whose prompts are not docs plus demonstrations (tabletop's LMP prompts, web_shop's
-    pages) bring their own policy (``Task.baseline_reply``), taken in ``fit``."""
+    pages) bring their own policy (``HasBaselineReply``), taken in ``fit``."""
 
     name = "baseline"
     cacheable = False
@@ -443,8 +454,12 @@ class BaselineModel:
         """Take each prepared task's ``baseline_reply``, by the task names its samples carry
         (``FitsData``: the runner calls this before any sample)."""
         for p in prepared:
+            own = p.task.baseline_reply if isinstance(p.task, HasBaselineReply) else None
             for name in {p.task.name, *(sample.task for sample in p.samples)}:
-                self._policies[name] = p.task.baseline_reply
+                if own is None:
+                    self._policies.pop(name, None)  # the generic policy
+                else:
+                    self._policies[name] = own
         return {}
 
     def predictor(

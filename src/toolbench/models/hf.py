@@ -80,11 +80,11 @@ def _group_key(request: GenerationRequest) -> GroupKey:
     return (0.0, None, stops)
 
 
-def _eos_ids(tokenizer: Any, model: Any) -> list[int]:
+def _eos_ids(tokenizer: Any, hf_model: Any) -> list[int]:
     """Every id that ends a reply: the tokenizer's eos and the generation config's (chat
     models often end a turn with a second one, e.g. Llama 3's ``<|eot_id|>``)."""
     ids: set[int] = set()
-    config = getattr(model, "generation_config", None)
+    config = getattr(hf_model, "generation_config", None)
     for value in (tokenizer.eos_token_id, getattr(config, "eos_token_id", None)):
         for item in value if isinstance(value, (list, tuple)) else [value]:
             if isinstance(item, int):

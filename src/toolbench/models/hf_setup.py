@@ -85,9 +85,9 @@ def load_dtype(requested: str, device: str, torch: Any) -> Any:
     return getattr(torch, requested)
 
 
-def dtype_name(model: Any) -> str:
+def dtype_name(hf_model: Any) -> str:
     """The loaded weights' dtype as ``--hf-dtype`` writes it (``torch.bfloat16`` -> bfloat16)."""
-    return str(getattr(model, "dtype", "float32")).removeprefix("torch.")
+    return str(getattr(hf_model, "dtype", "float32")).removeprefix("torch.")
 
 
 def model_name(base: str, dtype: str, template_digest: str | None = None) -> str:

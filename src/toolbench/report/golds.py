@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from toolbench.config import RunConfig
+from toolbench.core.capabilities import BuildsFirstRequest
+from toolbench.core.task import prepare
 from toolbench.errors import UserError
 from toolbench.prompts.builder import Prompter, shown_text
 from toolbench.report.summary import LoadedRun
@@ -111,7 +113,7 @@ def execute_golds(source: TaskSource, ids: Iterable[str]) -> None:
     subset = dataclasses.replace(data, samples=wanted, gold={})
     try:
         with SandboxPool(workers=1) as pool:
-            asyncio.run(task.prepare(subset, pool))
+            asyncio.run(prepare(task, subset, pool))
     except (UserError, OSError, RuntimeError) as exc:
         source.warning = f"golds could not be executed: {exc}"[:500]
         return
@@ -132,7 +134,7 @@ def view_of(source: TaskSource, sample_id: str, record: dict[str, Any]) -> Sampl
     raw_epoch = record.get("epoch")
     epoch = raw_epoch if isinstance(raw_epoch, int) else 0
     try:
-        if not callable(task.first_request):  # a third-party task that set it to None
+        if not isinstance(task, BuildsFirstRequest):  # e.g. a third-party task without one
             raise ValueError(f"task {source.task} declares no first_request")
         request = task.first_request(source.data, sample, epoch, source.prompter)
     except (UserError, OSError, ValueError, LookupError, TypeError) as exc:

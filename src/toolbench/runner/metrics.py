@@ -9,6 +9,7 @@ import statistics
 from collections import defaultdict
 from typing import Any
 
+from toolbench.core.capabilities import aggregate
 from toolbench.core.task import Task
 from toolbench.types import Outcome, Status
 
@@ -32,7 +33,7 @@ def task_metrics(
     by_epoch: dict[int, list[Outcome]] = defaultdict(list)
     for record in records:
         by_epoch[int(record["epoch"])].append(outcome_of(record))
-    return over_epochs([task.aggregate(outcomes) for _, outcomes in sorted(by_epoch.items())])
+    return over_epochs([aggregate(task, outcomes) for _, outcomes in sorted(by_epoch.items())])
 
 
 def over_epochs(per_epoch: list[dict[str, float]]) -> tuple[dict[str, float], dict[str, float]]:
@@ -76,7 +77,7 @@ class EpochMetrics:
 
     def _flush(self, epoch: int) -> None:
         outcomes = self._open.pop(epoch)
-        self._done[epoch] = self.task.aggregate([outcomes[p] for p in sorted(outcomes)])
+        self._done[epoch] = aggregate(self.task, [outcomes[p] for p in sorted(outcomes)])
 
     def result(self) -> tuple[dict[str, float], dict[str, float]]:
         """(mean over epochs, standard deviation over epochs), as ``task_metrics``."""

@@ -462,8 +462,8 @@ def _future(ref: Any) -> asyncio.Future[Any]:
 
 
 def _cancelled() -> bool:
-    task = asyncio.current_task()
-    cancelling = getattr(task, "cancelling", None)  # Python >= 3.11
+    current = asyncio.current_task()
+    cancelling = getattr(current, "cancelling", None)  # Python >= 3.11
     return callable(cancelling) and bool(cancelling())
 
 

@@ -21,13 +21,15 @@ from rich.console import Console
 
 from toolbench.config import RunConfig, fingerprint_of, fingerprint_parts
 from toolbench.core.agent import ContainedAgent
-from toolbench.core.task import LiveOptions, Resources, Task, TaskBase
+from toolbench.core.capabilities import option_defaults, resolved_options, with_options
+from toolbench.core.task import LiveOptions, Resources, Task, prepare
 from toolbench.errors import UserError
 from toolbench.models.base import FitsData, Model, ModelOptions
 from toolbench.models.builtin import ReplayModel, check_replay
 from toolbench.models.spec import make_model, pool_stats, preflight
 from toolbench.package import __version__
 from toolbench.prompts.builder import PromptConfig, Prompter
+from toolbench.runner.capabilities import AddsRunInfo, KeepsModelNotes, NeedsRoles, Summarizes
 from toolbench.runner.donekeys import DoneKeys
 from toolbench.runner.engine import Executor, LocalExecutor, PreparedTask, SampleWork
 from toolbench.runner.fingerprint import content_digest
@@ -88,7 +90,7 @@ def prepare_tasks(
 
     async def run_golds() -> None:
         for task, data in zip(tasks, loaded, strict=True):
-            await task.prepare(data, sandbox)
+            await prepare(task, data, sandbox)
 
     asyncio.run(run_golds())
     prepared = []
@@ -114,8 +116,10 @@ def with_run_options(tasks: Sequence[Task], config: RunConfig) -> list[Task]:
                 f"task option {name}.{option}: task {name} is not in this run; add it to the "
                 "tasks or drop the option"
             )
-    applied = [task.with_options(config.task_options.get(task.name, {})) for task in tasks]
+    applied = [with_options(task, config.task_options.get(task.name, {})) for task in tasks]
     for task in applied:
+        if not isinstance(task, NeedsRoles):
+            continue
         for role, why in task.required_roles().items():
             if role not in config.roles:
                 raise UserError(
@@ -206,7 +210,7 @@ def execute(
                 {
                     p.task.model_notes_key: opened.model_notes
                     for p in opened.work.prepared
-                    if p.task.model_notes_key
+                    if isinstance(p.task, KeepsModelNotes) and p.task.model_notes_key
                 }
             )
         plan.extra_final["isolation"] = opened.isolation  # what kept model code in
@@ -280,7 +284,7 @@ def _task_part(p: PreparedTask) -> dict[str, Any]:
         "data": content_digest(p.data),
         "files": p.data.digest,
         "scoring_version": p.task.scoring_version,
-        "options": p.task.resolved_options(),
+        "options": resolved_options(p.task),
     }
 
 
@@ -293,7 +297,7 @@ def _base_info(
 ) -> dict[str, Any]:
     config_json = config.model_dump(mode="json")
     config_json["task_options"] = {
-        p.task.name: p.task.resolved_options() for p in prepared if p.task.option_defaults
+        p.task.name: resolved_options(p.task) for p in prepared if option_defaults(p.task)
     }
     info: dict[str, Any] = {
         "toolbench_version": __version__,
@@ -313,7 +317,8 @@ def _base_info(
         "fingerprint_parts": parts,
     }
     for p in prepared:
-        info.update(p.task.run_info(p.data))
+        if isinstance(p.task, AddsRunInfo):
+            info.update(p.task.run_info(p.data))
     return info
 
 
@@ -341,7 +346,11 @@ def finish_info(
     for tally in tallies:
         task = tally.prepared.task
         listed = tally.listed()
-        summary = task.summarize(listed) if tally.listing is not None else None
+        summary = (
+            task.summarize(listed)
+            if isinstance(task, Summarizes) and tally.listing is not None
+            else None
+        )
         if summary is not None:
             info["metrics"], info["counts"] = summary["metrics"], summary["counts"]
             del info["metrics_spread"]
@@ -366,7 +375,7 @@ class _TaskTally:
         self.metrics = EpochMetrics(prepared.task, len(prepared.samples))
         self.counts = empty_counts()
         self.seen = DoneKeys()
-        own = getattr(type(prepared.task), "summarize", None) is not TaskBase.summarize
+        own = isinstance(prepared.task, Summarizes)
         self.listing: dict[tuple[int, int], dict[str, Any]] | None = {} if own else None
 
     def add(self, epoch: int, position: int, record: dict[str, Any]) -> None:

@@ -14,13 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from toolbench.config import RunConfig
-from toolbench.core.agent import ContainedAgent
+from toolbench.core.agent import ContainedAgent, HasAgentWorld
 from toolbench.core.task import Task
 from toolbench.errors import UserError
 from toolbench.models.base import Model
 from toolbench.models.spec import AWARENESS, TOOL_TASKS, require
 from toolbench.prompts.builder import Mode
+from toolbench.runner.capabilities import FixedSystemPrompt, ShowsHistory
 from toolbench.tasks.registry import all_tasks
+from toolbench.tasks.tool_calling import HasToolset
 
 __all__ = [
     "check_agent_world",
@@ -59,9 +61,9 @@ def check_mode(tasks: Sequence[Task], mode: str) -> None:
     """--mode tools needs a task that offers its API as tools: refuse others up front."""
     if mode != Mode.TOOLS.value:
         return
-    lacking = [task.name for task in tasks if task.toolset is None]
+    lacking = [task.name for task in tasks if not isinstance(task, HasToolset)]
     if lacking:
-        able = [task.name for task in all_tasks() if task.toolset is not None]
+        able = [task.name for task in all_tasks() if isinstance(task, HasToolset)]
         raise UserError(
             f"--mode tools: task {', '.join(lacking)} has no tools mode (it works for "
             f"{', '.join(able)}); use --mode completion or chat"
@@ -71,9 +73,9 @@ def check_mode(tasks: Sequence[Task], mode: str) -> None:
 def check_agent_world(tasks: Sequence[Task], spec: str) -> None:
     """An agent (``--model agent:COMMAND``) solves a task through its world's tools: refuse,
     before any work, a task that has none."""
-    lacking = [task.name for task in tasks if not task.has_agent_world]
+    lacking = [task.name for task in tasks if not isinstance(task, HasAgentWorld)]
     if lacking:
-        able = [task.name for task in all_tasks() if task.has_agent_world]
+        able = [task.name for task in all_tasks() if isinstance(task, HasAgentWorld)]
         raise UserError(
             f"--model {spec.strip()}: task {', '.join(lacking)} cannot be solved by an agent "
             f"(it serves no tools); agents can run {', '.join(able) or 'no task yet'}"
@@ -90,7 +92,11 @@ def check_system_prompt(tasks: Sequence[Task], mode: str, system_prompt: str | N
             "--system-prompt: completion prompts have no system message; add --mode chat or "
             "--mode tools, or drop it"
         )
-    fixed = [task.name for task in tasks if not task.takes_system_prompt]
+    fixed = [
+        task.name
+        for task in tasks
+        if isinstance(task, FixedSystemPrompt) and not task.takes_system_prompt
+    ]
     if fixed:
         raise UserError(
             f"--system-prompt: task {', '.join(fixed)} keeps its own system messages (they are "
@@ -102,8 +108,8 @@ def check_history(tasks: Sequence[Task], history: int) -> None:
     """--history is for episodes that show pages: refuse it when no task of the run uses it
     (the flag is a shorthand for the ``history`` option of those tasks, so only the command
     line has it; the option itself is checked by each task)."""
-    if history and not any(task.uses_history for task in tasks):
-        able = [task.name for task in all_tasks() if task.uses_history]
+    if history and not any(isinstance(task, ShowsHistory) for task in tasks):
+        able = [task.name for task in all_tasks() if isinstance(task, ShowsHistory)]
         raise UserError(
             f"--history {history}: only episode tasks show earlier pages ({', '.join(able)}); "
             "drop the flag for these tasks"

@@ -33,22 +33,20 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import jsonschema
 
 from toolbench.core.agent import ToolCall, ToolReply, ToolSpec, Untranslatable
 from toolbench.core.bounded import bounded_text
+from toolbench.core.task import TaskData
 from toolbench.errors import UserError
 from toolbench.sandbox.curl import CurlError, HttpRequest, parse_curl
-from toolbench.tasks.http_exec import HttpResult, SimulatedExecutor, one_line
+from toolbench.tasks.http_exec import HttpExecutor, HttpResult, SimulatedExecutor, one_line
 from toolbench.tasks.program_task import crash_outcome
+from toolbench.tasks.service import SimulatedService
 from toolbench.types import Doc, InfraError, Outcome, Sample, Status
-
-if TYPE_CHECKING:
-    from toolbench.core.task import TaskData
-    from toolbench.tasks.curl_task import CurlTask
 
 MAX_REPLY_CHARS = 20_000
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -378,10 +376,36 @@ class Answered:
     result: HttpResult
 
 
-class CurlAgentWorld:
-    """One sample of a curl task as tools (see module doc)."""
+class CurlJudge(Protocol):
+    """What a curl agent world needs of its task (``curl_task.CurlTask``), handed in by the
+    task that builds the world: its service, the API as tools, the key and world of a load
+    and sample, how a reply's curl line is read, and the task's own judge of an answer."""
 
-    def __init__(self, task: CurlTask, data: TaskData, sample: Sample) -> None:
+    @property
+    def service(self) -> SimulatedService: ...
+
+    def endpoints(self, data: TaskData[HttpExecutor]) -> tuple[Endpoint, ...]: ...
+
+    def api_key(self, data: TaskData[HttpExecutor]) -> str: ...
+
+    def world_fields(self, sample: Sample) -> Mapping[str, Any]: ...
+
+    def extract_action(self, text: str) -> str: ...
+
+    async def judge(
+        self,
+        data: TaskData[HttpExecutor],
+        sample: Sample,
+        request: HttpRequest,
+        result: HttpResult,
+    ) -> Outcome: ...
+
+
+class CurlAgentWorld:
+    """One sample of a curl task as tools (see module doc), judged by ``task`` (a
+    ``CurlJudge``)."""
+
+    def __init__(self, task: CurlJudge, data: TaskData[HttpExecutor], sample: Sample) -> None:
         self.task, self.data, self.sample = task, data, sample
         self.endpoints = task.endpoints(data)
         self._by_tool = {e.tool: e for e in self.endpoints}
@@ -424,7 +448,7 @@ class CurlAgentWorld:
     async def _send(self, request: HttpRequest) -> HttpResult:
         if self._simulated is not None:
             return await self._simulated.execute_in(request, self._state)
-        return cast(HttpResult, await self.data.runtime.execute(request, {}))
+        return await self.data.runtime.execute(request, {})
 
     async def outcome(self) -> Outcome:
         if not self.answers:

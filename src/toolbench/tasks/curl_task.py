@@ -40,6 +40,7 @@ from toolbench.sandbox.memo import ProgramRunner
 from toolbench.tasks.curl_agent import WRITE_METHODS, CurlAgentWorld, Endpoint, endpoints_of
 from toolbench.tasks.folder import load_folder, package_versions
 from toolbench.tasks.http_exec import (
+    HttpExecutor,
     HttpResult,
     LiveExecutor,
     SimulatedExecutor,
@@ -70,9 +71,9 @@ class CurlTask(QueryPrompt, TaskBase):
     service: SimulatedService = field()
     package_dir: Path = field()
     live_key_env: str  # environment variable holding the real API key for --live
+    generator: TaskGenerator = field()  # ``toolbench data generate`` (``cli.data.Generates``)
     defaults: TaskDefaults = field(default_factory=TaskDefaults)
     metrics: tuple[str, ...] = PROGRAM_METRICS
-    generator: TaskGenerator | None = None
     drop_keys: tuple[str, ...] = ()  # response keys that differ run to run (a new resource's id)
     live_key_header: str | None = None  # e.g. "x-api-key" (else the key fills {API_KEY})
     # For original data lines that carry no world state: derive one from the gold requests.
@@ -84,7 +85,6 @@ class CurlTask(QueryPrompt, TaskBase):
     # JSON Schema type (as JSON text; parameters not named are strings).
     tool_names: Mapping[str, str] = field(default_factory=dict)
     param_types: Mapping[str, str] = field(default_factory=dict)
-    has_agent_world: bool = True
 
     def versions(self) -> list[str]:
         return package_versions(self.package_dir)
@@ -93,18 +93,17 @@ class CurlTask(QueryPrompt, TaskBase):
 
     def load(
         self, version: str, data_dir: Path | None, live: LiveOptions | None = None
-    ) -> TaskData:
+    ) -> TaskData[HttpExecutor]:
         data = load_folder(self.name, self.package_dir, version, data_dir)
-        data.runtime = self._executor(live)
-        return data
+        return data.with_runtime(self._executor(live))
 
-    async def prepare(self, data: TaskData, sandbox: ProgramRunner) -> None:
+    async def prepare(self, data: TaskData[HttpExecutor], sandbox: ProgramRunner) -> None:
         """Offline, every gold is validated up front (a failing one is a data error). Live,
         golds run next to their prediction, so an outage is that sample's infra error."""
         if not isinstance(data.runtime, LiveExecutor):
             data.gold = await self._run_golds(data)
 
-    def _executor(self, live: LiveOptions | None) -> SimulatedExecutor | LiveExecutor:
+    def _executor(self, live: LiveOptions | None) -> HttpExecutor:
         if live is None:
             return SimulatedExecutor(self.service)
         key = os.environ.get(self.live_key_env)
@@ -113,7 +112,7 @@ class CurlTask(QueryPrompt, TaskBase):
         headers = ((self.live_key_header, key),) if self.live_key_header else ()
         return LiveExecutor(headers, live.cache_dir / "live.sqlite" if live.cache_dir else None)
 
-    def api_key(self, data: TaskData) -> str:
+    def api_key(self, data: TaskData[HttpExecutor]) -> str:
         if isinstance(data.runtime, LiveExecutor) and self.live_key_header is None:
             return os.environ.get(self.live_key_env, "")
         return SIMULATED_API_KEY
@@ -123,7 +122,9 @@ class CurlTask(QueryPrompt, TaskBase):
             return {**sample.fields, "state": self.derive_state(sample.labels)}
         return sample.fields
 
-    async def _gold(self, data: TaskData, sample: Sample, index: int, label: str) -> Gold:
+    async def _gold(
+        self, data: TaskData[HttpExecutor], sample: Sample, index: int, label: str
+    ) -> Gold:
         where = f"{sample.source}: gold request {index + 1}"
         try:
             request = parse_curl(
@@ -144,7 +145,7 @@ class CurlTask(QueryPrompt, TaskBase):
         """``METHOD /route/{template}`` of the simulated app's route serving ``request``."""
         return route_of(self.service.app, request.method, request.path)
 
-    async def _golds_of(self, data: TaskData, sample: Sample) -> list[Gold]:
+    async def _golds_of(self, data: TaskData[HttpExecutor], sample: Sample) -> list[Gold]:
         """A sample's gold outcomes; live runs execute them here, next to the prediction."""
         if sample.id not in data.gold:
             data.gold[sample.id] = [
@@ -153,7 +154,7 @@ class CurlTask(QueryPrompt, TaskBase):
         golds: list[Gold] = data.gold[sample.id]
         return golds
 
-    async def _run_golds(self, data: TaskData) -> dict[str, list[Any]]:
+    async def _run_golds(self, data: TaskData[HttpExecutor]) -> dict[str, list[Any]]:
         jobs = [(s, i, label) for s in data.samples for i, label in enumerate(s.labels)]
         golds = await asyncio.gather(*(self._gold(data, *job) for job in jobs))
         by_sample: dict[str, list[Any]] = {s.id: [] for s in data.samples}
@@ -166,14 +167,16 @@ class CurlTask(QueryPrompt, TaskBase):
 
     # -- solving and scoring -------------------------------------------------------------------
 
-    async def solve(self, state: SampleState, generate: Generate, resources: Resources) -> Outcome:
+    async def solve(
+        self, state: SampleState, generate: Generate, resources: Resources[HttpExecutor]
+    ) -> Outcome:
         return await solve_single_turn(self, state, generate, resources)
 
     def extract_action(self, text: str) -> str:
         return first_curl_line(text) or ""
 
     async def score(
-        self, data: TaskData, sample: Sample, action: str, sandbox: ProgramRunner
+        self, data: TaskData[HttpExecutor], sample: Sample, action: str, sandbox: ProgramRunner
     ) -> Outcome:
         if not action:
             return crash_outcome("no curl command in the reply")
@@ -191,7 +194,11 @@ class CurlTask(QueryPrompt, TaskBase):
         return await self.judge(data, sample, request, result)
 
     async def judge(
-        self, data: TaskData, sample: Sample, request: HttpRequest, result: HttpResult
+        self,
+        data: TaskData[HttpExecutor],
+        sample: Sample,
+        request: HttpRequest,
+        result: HttpResult,
     ) -> Outcome:
         """The outcome of ``request`` having got ``result`` (whose ``state`` is the world it
         left): the closest gold's response, world and endpoint must match. A model's curl line
@@ -237,7 +244,7 @@ class CurlTask(QueryPrompt, TaskBase):
 
     # -- as tools for agents -------------------------------------------------------------------
 
-    def endpoints(self, data: TaskData) -> tuple[Endpoint, ...]:
+    def endpoints(self, data: TaskData[HttpExecutor]) -> tuple[Endpoint, ...]:
         """The API as tools, from the docs this load's model reads (built once per docs)."""
         return endpoints_of(
             self.name,
@@ -246,7 +253,9 @@ class CurlTask(QueryPrompt, TaskBase):
             tuple(sorted(self.param_types.items())),
         )
 
-    def agent_world(self, data: TaskData, sample: Sample, resources: Resources) -> AgentWorld:
+    def agent_world(
+        self, data: TaskData[HttpExecutor], sample: Sample, resources: Resources[HttpExecutor]
+    ) -> AgentWorld:
         return CurlAgentWorld(self, data, sample)
 
 

@@ -284,3 +284,8 @@ def _flatten_xml(root: ET.Element) -> dict[Any, Any]:
 
     walk(root, root.tag)
     return flat
+
+
+#: What a curl task's load holds (``TaskData[HttpExecutor].runtime``): the simulated service,
+#: or with --live the real API.
+HttpExecutor = SimulatedExecutor | LiveExecutor

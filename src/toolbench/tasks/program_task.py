@@ -2,10 +2,10 @@
 
 The prediction and every gold program run in the sandbox on fresh worlds; the final world
 states are compared key by key, so programs that reach the same state are the same answer.
-Gold states are computed once, by ``prepare``, before any sample is solved. With a
-``toolset``, the task also runs in ``--mode tools``: the model calls the API as native tools
-and the program those calls make is scored the same way (``tool_calling.loop``), and an agent
-can solve it over MCP (``agent_world``: the same calls, lines and judge).
+Gold states are computed once, by ``prepare``, before any sample is solved. Its ``toolset``
+makes the task run in ``--mode tools`` too: the model calls the API as native tools and the
+program those calls make is scored the same way (``tool_calling.loop``), and an agent can
+solve it over MCP (``agent_world``: the same calls, lines and judge).
 """
 
 from __future__ import annotations
@@ -49,14 +49,14 @@ class ProgramTask(OfflineFolderTask):
     summary: str
     world: WorldFactory
     package_dir: Path = field()  # the task's folder; its data lives in data/<version>/
+    generator: TaskGenerator = field()  # ``toolbench data generate`` (``cli.data.Generates``)
+    toolset: ToolSet = field()  # the API as native tools, for --mode tools and agents
     defaults: TaskDefaults = field(default_factory=TaskDefaults)
     metrics: tuple[str, ...] = PROGRAM_METRICS
-    generator: TaskGenerator | None = None
-    toolset: ToolSet | None = None  # the API as native tools, for --mode tools
 
     def load(
         self, version: str, data_dir: Path | None, live: LiveOptions | None = None
-    ) -> TaskData:
+    ) -> TaskData[None]:
         self.refuse_live(live)
         return load_folder(self.name, self.package_dir, version, data_dir)
 
@@ -83,14 +83,12 @@ class ProgramTask(OfflineFolderTask):
         self, data: TaskData, sample: Sample, epoch: int, prompter: Prompter
     ) -> GenerationRequest:
         """The prompter's request; in tools mode, turn 1 of the tool-calling loop."""
-        if prompter.config.mode is Mode.TOOLS and self.toolset is not None:
+        if prompter.config.mode is Mode.TOOLS:
             return first_tools_request(self.toolset, sample, epoch, prompter)
         return prompter.request(sample, epoch)
 
     async def solve(self, state: SampleState, generate: Generate, resources: Resources) -> Outcome:
         if resources.prompter.config.mode is Mode.TOOLS:
-            if self.toolset is None:  # the CLI refuses this before a run starts
-                raise UserError(f"task {self.name} has no tools mode")
             return await solve_with_tools(self, self.toolset, state, generate, resources)
         return await solve_single_turn(self, state, generate, resources)
 
@@ -123,14 +121,8 @@ class ProgramTask(OfflineFolderTask):
 
     # -- agents over MCP -----------------------------------------------------------------------
 
-    @property
-    def has_agent_world(self) -> bool:  # type: ignore[override]
-        """Tasks with a tools mode can be solved by an agent: the same tools, the same lines."""
-        return self.toolset is not None
-
     def agent_world(self, data: TaskData, sample: Sample, resources: Resources) -> AgentWorld:
-        if self.toolset is None:
-            raise UserError(f"task {self.name} cannot be solved by an agent (it has no tools)")
+        """Its tools mode's tools, for an agent: the same calls, the same lines, one judge."""
         return ProgramAgentWorld(
             task=self,
             data=data,

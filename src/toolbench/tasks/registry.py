@@ -2,7 +2,11 @@
 
 Built-in tasks are ``name -> "module:attribute"`` references below: a task's module (and its
 dependencies: pandas, formulas, the shop catalogue) is imported the first time that task is
-asked for, so listing commands and ``--help`` stay fast. Other packages add tasks through the
+asked for, so listing commands and ``--help`` stay fast. A built-in task that lives in a
+layer above this one (the awareness evaluation) is not named here: the layer that may import
+it adds it with ``provide`` (the runner's ``builtins``, run whenever the runner package is
+imported, as every run, report, listing and the Python API do), as a zero-argument loader,
+so this module never reaches past the import contract. Other packages add tasks through the
 ``toolbench.tasks`` entry-point group::
 
     [project.entry-points."toolbench.tasks"]
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+from collections.abc import Callable
 from importlib.metadata import EntryPoint
 from typing import TYPE_CHECKING, Any
 
@@ -42,8 +47,9 @@ if TYPE_CHECKING:
 #: The entry-point group other packages register their tasks in.
 GROUP = "toolbench.tasks"
 
-#: Built-in tasks in listing order: name -> "module:attribute" of the task object.
-BUILTIN: dict[str, str] = {
+#: Built-in tasks in listing order: name -> "module:attribute" of the task object, or (for a
+#: built-in of a higher layer, added by ``provide``) a zero-argument loader of it.
+BUILTIN: dict[str, str | Callable[[], Task]] = {
     "home_search": "toolbench.tasks.home_search.definition:TASK",
     "booking": "toolbench.tasks.booking.definition:TASK",
     "open_weather": "toolbench.tasks.open_weather.definition:TASK",
@@ -52,15 +58,12 @@ BUILTIN: dict[str, str] = {
     "virtual_home": "toolbench.tasks.virtual_home.definition:TASK",
     "web_shop": "toolbench.tasks.web_shop.definition:TASK",
     "tabletop": "toolbench.tasks.tabletop.definition:TASK",
-    # The awareness evaluation (``toolbench aware run``): its data is a dataset file named by
-    # its ``dataset`` option, not a task folder.
-    "aware": "toolbench.aware.evaluate.task:TASK",
 }
 
 #: Tasks with a command of their own, whose data is a file no default can name: left out of
 #: ``all`` and of the names offered for a misspelt one (``run aware`` with its ``dataset``
-#: option still runs it).
-OWN_COMMAND: dict[str, str] = {"aware": "toolbench aware run FILE"}
+#: option still runs it). Filled by ``provide``.
+OWN_COMMAND: dict[str, str] = {}
 
 #: The task list that means every task a plain ``toolbench run`` can run.
 ALL = "all"
@@ -68,9 +71,21 @@ ALL = "all"
 #: Task objects added in this process by ``register`` (scripts, tests); looked up first.
 REGISTERED: dict[str, Task] = {}
 
-# What a task object must have for the runner to drive it; checked on third-party objects
-# so that a wrong entry point fails at lookup with its name, not deep inside a run.
-_REQUIRED = ("name", "summary", "metrics", "defaults", "versions", "load", "prepare", "solve")
+# What a task object must have for the runner to drive it (the ``Task`` contract's members);
+# checked on third-party objects so that a wrong entry point fails at lookup with its name,
+# not deep inside a run.
+_REQUIRED = (
+    "name", "summary", "metrics", "defaults", "scoring_version", "versions", "load", "solve",
+)  # fmt: skip
+
+
+def provide(name: str, loader: Callable[[], Task], own_command: str | None = None) -> None:
+    """Add the built-in task ``name`` of a layer above this one, listed after the others:
+    ``loader`` imports and returns it the first time it is asked for. ``own_command``: the
+    command that runs it, for a task whose data no default can name (left out of ``all``)."""
+    BUILTIN.setdefault(name, loader)
+    if own_command is not None:
+        OWN_COMMAND.setdefault(name, own_command)
 
 
 def register(task: Task) -> None:
@@ -162,7 +177,10 @@ def parse_task_list(text: str) -> list[Task]:
 
 @functools.cache
 def _builtin(name: str) -> Task:
-    module, _, attribute = BUILTIN[name].partition(":")
+    where = BUILTIN[name]
+    if callable(where):
+        return where()
+    module, _, attribute = where.partition(":")
     task: Task = getattr(importlib.import_module(module), attribute)
     return task
 

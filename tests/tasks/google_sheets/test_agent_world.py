@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.tasks.tool_calling import agent_checks as checks
+from toolbench.core.agent import HasAgentWorld
 from toolbench.core.task import TaskData, load_prepared
 from toolbench.sandbox.pool import SandboxPool
 from toolbench.tasks.google_sheets import TASK
@@ -28,7 +29,7 @@ def data(sandbox: SandboxPool) -> TaskData:
 
 @pytest.mark.slow
 def test_every_gold_as_calls_scores_success(data: TaskData, sandbox: SandboxPool) -> None:
-    assert TASK.has_agent_world
+    assert isinstance(TASK, HasAgentWorld)
     checks.check_golds(TASK, data, data.samples, sandbox, {})
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tests.tasks.tool_calling import agent_checks as checks
+from toolbench.core.agent import HasAgentWorld
 from toolbench.core.task import TaskData, load_prepared
 from toolbench.sandbox.pool import SandboxPool
 from toolbench.tasks.booking import TASK as BOOKING
@@ -76,7 +77,7 @@ def test_every_gold_as_calls_scores_full_marks(
     case: tuple[Case, TaskData], sandbox: SandboxPool
 ) -> None:
     chosen, data = case
-    assert chosen.task.has_agent_world
+    assert isinstance(chosen.task, HasAgentWorld)
     checks.check_golds(chosen.task, data, data.samples, sandbox, FULL_MARKS)
 
 

@@ -36,11 +36,11 @@ from toolbench.aware.evaluate.run import chosen_instances, load_judge_labels
 from toolbench.aware.evaluate.solve import Settings, first_request, solve
 from toolbench.aware.evaluate.summary import summary_metrics
 from toolbench.aware.schema import Instance, read_instances
+from toolbench.core.capabilities import DataclassOptions
 from toolbench.core.solve import Generate, Recorder, SampleState
 from toolbench.core.task import LiveOptions, Resources, TaskBase, TaskData, TaskDefaults
 from toolbench.errors import UserError
 from toolbench.prompts.builder import PromptConfig, Prompter
-from toolbench.sandbox.memo import ProgramRunner
 from toolbench.types import Doc, GenerationRequest, Outcome, Sample, TaskContext
 
 KIND = "aware"
@@ -49,7 +49,7 @@ METRICS: tuple[str, ...] = PAPER_METRICS + UNGAMEABLE_METRICS
 
 
 @dataclass(frozen=True)
-class AwareTask(TaskBase):
+class AwareTask(DataclassOptions, TaskBase):
     """Options: the dataset file, the modes (comma-separated: explicit, implicit, tools,
     feedback, explain), explicit-mode shots (comma-separated even numbers), the seed of the
     demonstration choice (and of ``random`` without its own), a demonstration file, a file of
@@ -92,7 +92,7 @@ class AwareTask(TaskBase):
     model_notes_key = "baseline"
 
     def with_options(self, options: Mapping[str, Any]) -> AwareTask:
-        task: AwareTask = super().with_options(options)
+        task: AwareTask = DataclassOptions.with_options(self, options)
         paths = {
             "dataset": task.dataset,
             "demos": task.demos,
@@ -128,7 +128,7 @@ class AwareTask(TaskBase):
 
     def load(
         self, version: str, data_dir: Path | None, live: LiveOptions | None = None
-    ) -> TaskData:
+    ) -> TaskData[AwareData]:
         """Read and check the dataset (exit 2 before any folder: missing labels, too few
         demonstrations, unreadable hand labels); warn about pending instances."""
         if live is not None:
@@ -165,18 +165,17 @@ class AwareTask(TaskBase):
         digest = _files_digest(path, self.demos, self.judge_labels)
         return TaskData(self.name, version, samples, context, str(path), digest, runtime=runtime)
 
-    async def prepare(self, data: TaskData, sandbox: ProgramRunner) -> None:
-        return None  # nothing to execute: the expected answers are in the items
-
     def first_request(
-        self, data: TaskData, sample: Sample, epoch: int, prompter: Prompter
+        self, data: TaskData[AwareData], sample: Sample, epoch: int, prompter: Prompter
     ) -> GenerationRequest:
-        runtime: AwareData = data.runtime
+        runtime = data.runtime
         item = runtime.item(sample.task, sample.id)
         return first_request(item, runtime.demos, _settings(prompter.config))
 
-    async def solve(self, state: SampleState, generate: Generate, resources: Resources) -> Outcome:
-        runtime: AwareData = resources.data.runtime
+    async def solve(
+        self, state: SampleState, generate: Generate, resources: Resources[AwareData]
+    ) -> Outcome:
+        runtime = resources.data.runtime
         item = runtime.item(state.sample.task, state.sample.id)
         judge = resources.roles.get(JUDGE)
         grade = Recorder(judge, state, JUDGE) if judge is not None else None
@@ -193,8 +192,8 @@ class AwareTask(TaskBase):
         metrics, counts = summary_metrics([dict(r) for r in records])
         return {"metrics": metrics, "counts": counts}
 
-    def run_info(self, data: TaskData) -> dict[str, Any]:
-        runtime: AwareData = data.runtime
+    def run_info(self, data: TaskData[AwareData]) -> dict[str, Any]:
+        runtime = data.runtime
         return {
             "kind": KIND,
             "judge_labels": runtime.judge_labels,

@@ -37,14 +37,18 @@ from toolbench.core.agent import AgentWorld, ToolCall, ToolSpec, Untranslatable
 from toolbench.tasks.google_sheets import docs, schemas
 from toolbench.tasks.google_sheets.recording import make_recording_world
 from toolbench.tasks.program_task import crash_outcome
-from toolbench.tasks.tool_calling.agent_world import ProgramAgentWorld, json_reply
+from toolbench.tasks.tool_calling.agent_world import (
+    ProgramAgentWorld,
+    ScoredProgramTask,
+    json_reply,
+)
 from toolbench.tasks.tool_calling.convert import BadCall
 from toolbench.types import Sample
 
 if TYPE_CHECKING:
-    from toolbench.core.task import Resources, TaskData
+    from toolbench.core.task import TaskData
+    from toolbench.sandbox.memo import ProgramRunner
     from toolbench.sandbox.pool import ExecResult
-    from toolbench.tasks.google_sheets.task import SheetsTask
 
 RECEIVER = "worksheet"
 MAX_ARGUMENT_CHARS = 200_000  # one call's arguments as JSON (a column of formulas is long)
@@ -232,14 +236,17 @@ class SheetsCalls:
 
 
 def sheets_agent_world(
-    task: SheetsTask, data: TaskData, sample: Sample, resources: Resources
+    task: ScoredProgramTask,
+    data: TaskData[Any],
+    sample: Sample,
+    sandbox: ProgramRunner,
+    workbook: tuple[str, str],
 ) -> AgentWorld:
-    """``SheetsTask.agent_world``: a world of the sample's sheet (cheap: nothing runs)."""
-    workbook = data.runtime.workbook
+    """``SheetsTask.agent_world``: a world of the sample's sheet (cheap: nothing runs),
+    judged by ``task``'s scorer; ``workbook`` is the load's (path, digest)."""
     factory = functools.partial(
         make_recording_world,
-        str(workbook.path),
-        workbook.digest,
+        *workbook,
         sample.fields["question_sheet_name"],
         bool(sample.fields.get("check_format", False)),
     )
@@ -253,7 +260,7 @@ def sheets_agent_world(
         task=task,
         data=data,
         sample=sample,
-        sandbox=resources.sandbox,
+        sandbox=sandbox,
         tools=tools,
         factory=factory,
         line=sheet_line,

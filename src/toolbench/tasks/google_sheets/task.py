@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolbench.core.agent import AgentWorld
 from toolbench.core.metrics import mean_metrics
 from toolbench.core.solve import Generate, SampleState
 from toolbench.core.task import (
@@ -37,6 +38,7 @@ from toolbench.sandbox import SandboxError
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.sandbox.world import WorldFactory
 from toolbench.tasks.folder import load_folder, package_versions
+from toolbench.tasks.google_sheets.agent import sheets_agent_world
 from toolbench.tasks.program_task import crash_outcome, sandbox_failure
 from toolbench.tasks.single_turn import QueryPrompt, solve_single_turn
 from toolbench.types import Outcome, Sample, Status
@@ -88,9 +90,9 @@ class SheetsTask(QueryPrompt, TaskBase):
     summary: str
     package_dir: Path = field()
     world: Callable[..., Any]  # make_world(workbook_path, digest, sheet_title, check_format)
+    generator: TaskGenerator = field()  # ``toolbench data generate`` (``cli.data.Generates``)
     defaults: TaskDefaults = field(default_factory=TaskDefaults)
     metrics: tuple[str, ...] = SHEETS_METRICS
-    generator: TaskGenerator | None = None
     # --live: builds the per-sample factories against real Google Sheets instead
     live_worlds: (
         Callable[
@@ -105,7 +107,7 @@ class SheetsTask(QueryPrompt, TaskBase):
 
     def load(
         self, version: str, data_dir: Path | None, live: LiveOptions | None = None
-    ) -> TaskData:
+    ) -> TaskData[SheetsRuntime]:
         data = load_folder(self.name, self.package_dir, version, data_dir)
         folder = Path(data.source)
         path = folder / WORKBOOK_FILE
@@ -121,16 +123,17 @@ class SheetsTask(QueryPrompt, TaskBase):
             # Live, golds run next to their prediction, so an outage is that sample's infra
             # error rather than a failed load.
             worlds, cleanup = self.live_worlds(workbook, data.samples)
-            data.runtime = SheetsRuntime(workbook, worlds, live=True, cleanup=cleanup)
-            data.on_close.append(data.runtime.close)
-            return data
+            live_data = data.with_runtime(
+                SheetsRuntime(workbook, worlds, live=True, cleanup=cleanup)
+            )
+            live_data.on_close.append(live_data.runtime.close)
+            return live_data
         worlds = {s.id: self._world(workbook, s) for s in data.samples}
-        data.runtime = SheetsRuntime(workbook, worlds)
-        return data
+        return data.with_runtime(SheetsRuntime(workbook, worlds))
 
-    async def prepare(self, data: TaskData, sandbox: ProgramRunner) -> None:
+    async def prepare(self, data: TaskData[SheetsRuntime], sandbox: ProgramRunner) -> None:
         """Offline, every gold runs now; live, next to its prediction (see ``score``)."""
-        runtime: SheetsRuntime = data.runtime
+        runtime = data.runtime
         if not runtime.live:
             data.gold = await asyncio.to_thread(
                 self._run_golds, data.samples, runtime.worlds, sandbox
@@ -171,7 +174,7 @@ class SheetsTask(QueryPrompt, TaskBase):
         return extract_program(text)
 
     async def score(
-        self, data: TaskData, sample: Sample, action: str, sandbox: ProgramRunner
+        self, data: TaskData[SheetsRuntime], sample: Sample, action: str, sandbox: ProgramRunner
     ) -> Outcome:
         program = action.strip("\n")
         if not program.strip():
@@ -183,7 +186,7 @@ class SheetsTask(QueryPrompt, TaskBase):
                     success=True,
                     details={"closest_label": index, "verbatim": True},
                 )
-        runtime: SheetsRuntime = data.runtime
+        runtime = data.runtime
         try:
             result = await sandbox.arun(runtime.worlds[sample.id], program)
         except SandboxError as exc:
@@ -211,13 +214,14 @@ class SheetsTask(QueryPrompt, TaskBase):
     def aggregate(self, outcomes: Sequence[Outcome]) -> dict[str, float]:
         return mean_metrics(outcomes, self.metrics)
 
-    has_agent_world: bool = True
-
-    def agent_world(self, data: TaskData, sample: Sample, resources: Resources) -> Any:
-        """The sample's sheet with its worksheet methods as tools (``agent.py``)."""
-        from toolbench.tasks.google_sheets.agent import sheets_agent_world
-
-        return sheets_agent_world(self, data, sample, resources)
+    def agent_world(
+        self, data: TaskData[SheetsRuntime], sample: Sample, resources: Resources[SheetsRuntime]
+    ) -> AgentWorld:
+        """The sample's sheet with its worksheet methods as tools (``agent.py``), judged by
+        this task's ``score``."""
+        workbook = data.runtime.workbook
+        where = (str(workbook.path), workbook.digest)
+        return sheets_agent_world(self, data, sample, resources.sandbox, where)
 
 
 _SERVICE_FAILURE = re.compile(r"APIError: .*\b(429|5\d\d)\b|Connection|Timeout")

@@ -12,7 +12,7 @@ number is the float32 value the program would have passed, so the same table res
 Which calls count: every call runs on the sample's table (our ``world.Table``, in this
 process: plain Python on JSON values, no code is run). A refused call (an unknown object, a
 point out of reach, a wrong type) is an error reply in the table's own words and changes
-nothing. ``outcome`` is the task's checks (``task.judge``) on the table as it stands, as for
+nothing. ``outcome`` is the task's checks (``judging.judge``) on the table as it stands, as for
 a program's final table: only where blocks ended up matters, as in the original.
 
 ``translate`` runs a program (the top-level ``tabletop_ui`` code; every nested LMP and
@@ -43,6 +43,7 @@ from toolbench.core.bounded import bounded_text
 from toolbench.sandbox import HostRefused
 from toolbench.sandbox.world import ToolError, World
 from toolbench.tasks.tabletop import lmp
+from toolbench.tasks.tabletop.judging import crashed, judge, session_of
 from toolbench.tasks.tabletop.world import (
     ALLOWED_MODULES,
     API_NAMES,
@@ -54,7 +55,6 @@ from toolbench.types import Generation, GenerationRequest, Outcome, Sample
 
 if TYPE_CHECKING:
     from toolbench.core.task import Resources, TaskData
-    from toolbench.tasks.tabletop.task import TabletopTask
 
 MAX_REPLY_CHARS = 20_000
 MAX_NAME_CHARS = 1_000  # an object or place name, or a message
@@ -134,14 +134,16 @@ def _parameters(name: str) -> tuple[str, ...]:
 
 
 class TabletopWorld:
-    """One sample's table, driven by tool calls (see module doc)."""
+    """One sample's table, driven by tool calls (see module doc), judged by the task's own
+    checks (``judging``); ``fix_corner_name`` is the task's option."""
 
     def __init__(
-        self, task: TabletopTask, data: TaskData, sample: Sample, resources: Resources
+        self, data: TaskData, sample: Sample, resources: Resources, *, fix_corner_name: bool
     ) -> None:
-        self.task, self.data, self.sample, self.resources = task, data, sample, resources
+        self.data, self.sample, self.resources = data, sample, resources
+        self.fix_corner_name = fix_corner_name
         self.configs: dict[str, Any] = sample.fields["configs"]
-        self.table = Table(self.configs, fix_corner_name=task.fix_corner_name)
+        self.table = Table(self.configs, fix_corner_name=fix_corner_name)
 
     @property
     def tools(self) -> Sequence[ToolSpec]:
@@ -166,14 +168,10 @@ class TabletopWorld:
         return ToolReply(bounded_text(json.dumps(_jsonable(result)), MAX_REPLY_CHARS))
 
     async def outcome(self) -> Outcome:
-        from toolbench.tasks.tabletop.task import judge
-
         initial = self.data.gold[self.sample.id][0]
         return judge(self.sample, initial, self.table.snapshot(), {})
 
     def failed(self, message: str) -> Outcome:
-        from toolbench.tasks.tabletop.task import crashed
-
         return crashed(message)
 
     async def translate(self, action: str) -> list[ToolCall]:
@@ -191,11 +189,9 @@ class TabletopWorld:
     async def _record(self, code: str) -> list[ToolCall]:
         """Run ``code`` as the sample's ``tabletop_ui`` answer in the sandbox, sub-LMPs answered
         by the expert, and read back the API calls it made (see module doc)."""
-        from toolbench.tasks.tabletop.task import _session
-
-        session = _session(self.sample, 0, functools.partial(_answer, code), _COMPLETION)
+        session = session_of(self.sample, 0, functools.partial(_answer, code), _COMPLETION)
         factory = functools.partial(
-            recording_world, self.configs, fix_corner_name=self.task.fix_corner_name
+            recording_world, self.configs, fix_corner_name=self.fix_corner_name
         )
         program = lmp.program_for(self.sample.query, _objects(self.configs))
         result = await self.resources.sandbox.arun(factory, program, session)

@@ -29,32 +29,34 @@ from types import MappingProxyType
 from typing import Any
 
 from toolbench.core.agent import AgentWorld
+from toolbench.core.capabilities import DataclassOptions
 from toolbench.core.metrics import mean_metrics
 from toolbench.core.solve import Generate, SampleState
-from toolbench.core.task import LiveOptions, Resources, TaskData, TaskDefaults
+from toolbench.core.task import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
 from toolbench.errors import UserError
-from toolbench.prompts.builder import PromptConfig, Prompter
+from toolbench.prompts.builder import Prompter
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.tasks.folder import OfflineFolderTask, resolve_folder
 from toolbench.tasks.tabletop import lmp as runtime
-from toolbench.tasks.tabletop.session import LmpSession, baseline_reply
-from toolbench.types import GenerationRequest, Outcome, Sample, Status, TaskContext
+from toolbench.tasks.tabletop.agent import TabletopWorld
+from toolbench.tasks.tabletop.judging import crashed, judge, objects_of, session_of
+from toolbench.tasks.tabletop.session import baseline_reply
+from toolbench.types import GenerationRequest, Outcome, Sample, TaskContext
 
 METRICS = ("success_rate", "success_rate_strict", "crash_rate")
 IMAGES_DIR = "images"
 
 
 @dataclass
-class TabletopTask(OfflineFolderTask):
+class TabletopTask(DataclassOptions, OfflineFolderTask):
     name: str
     summary: str
     package_dir: Path = field()
+    generator: TaskGenerator = field()  # ``toolbench data generate`` (``cli.data.Generates``)
     defaults: TaskDefaults = field(default_factory=TaskDefaults)
     metrics: tuple[str, ...] = METRICS
     fix_corner_name: bool = False  # the original's misspelt "botom right corner" by default
     option_defaults = MappingProxyType({"fix_corner_name": False})
-    generator: Any = None
-    has_agent_world = True  # tools: the robot and perception API (``agent.py``)
 
     def load(
         self, version: str, data_dir: Path | None, live: LiveOptions | None = None
@@ -89,11 +91,11 @@ class TabletopTask(OfflineFolderTask):
     async def solve(self, state: SampleState, generate: Generate, resources: Resources) -> Outcome:
         sample = state.sample
         configs = sample.fields["configs"]
-        session = _session(sample, state.epoch, generate, resources.prompter.config)
+        session = session_of(sample, state.epoch, generate, resources.prompter.config)
         factory = functools.partial(
             runtime.tabletop_world, configs, fix_corner_name=self.fix_corner_name
         )
-        program = runtime.program_for(sample.query, _objects(configs))
+        program = runtime.program_for(sample.query, objects_of(configs))
         try:
             result = await resources.sandbox.arun(factory, program, session)
         finally:
@@ -115,74 +117,23 @@ class TabletopTask(OfflineFolderTask):
         return judge(sample, initial, final, details)
 
     def agent_world(self, data: TaskData, sample: Sample, resources: Resources) -> AgentWorld:
-        from toolbench.tasks.tabletop.agent import TabletopWorld
-
-        return TabletopWorld(self, data, sample, resources)
+        return TabletopWorld(data, sample, resources, fix_corner_name=self.fix_corner_name)
 
     def first_request(
         self, data: TaskData, sample: Sample, epoch: int, prompter: Prompter
     ) -> GenerationRequest:
         """The program's ``tabletop_ui`` call, the sample's first model call: the session and
         the call's arguments are built as ``solve`` builds them."""
-        session = _session(sample, epoch, _no_model, prompter.config)
-        query, context = runtime.top_call(sample.query, _objects(sample.fields["configs"]))
+        session = session_of(sample, epoch, _no_model, prompter.config)
+        query, context = runtime.top_call(sample.query, objects_of(sample.fields["configs"]))
         return session.lmp_request(runtime.TOP_LMP, query, context)
 
     def aggregate(self, outcomes: Sequence[Outcome]) -> dict[str, float]:
         return mean_metrics(outcomes, self.metrics)
 
 
-def judge(sample: Sample, initial: Any, final: Any, details: dict[str, Any]) -> Outcome:
-    """The instruction's checks on the final table (a program's, or an agent's calls')."""
-    from toolbench.tasks.tabletop import checks
-
-    check = checks.check(sample.fields["tester_id"], sample.fields["configs"], initial, final)
-    details["checks"] = {"success": check.success, "strict_success": check.strict_success}
-    if check.notes:
-        details["checks"]["notes"] = list(check.notes)
-    return Outcome(
-        Status.SCORED,
-        success=check.success,
-        metrics={"success_rate_strict": 1.0 if check.strict_success else 0.0},
-        message="" if check.success else "the final table fails the instruction's check",
-        details=details,
-    )
-
-
-def crashed(message: str, details: dict[str, Any] | None = None) -> Outcome:
-    """A program that crashed (or an agent that failed): the model's error, metrics at 0."""
-    return Outcome(Status.MODEL_ERROR, metrics=_zero(), message=message, details=details or {})
-
-
-def _session(sample: Sample, epoch: int, generate: Generate, config: PromptConfig) -> LmpSession:
-    """The harness's side of a sample's LMPs, with the oracle's programs as ``ideal``."""
-    from toolbench.tasks.tabletop import experts, prompts
-
-    configs = sample.fields["configs"]
-    ideal = functools.partial(_ideal, experts.ideal_program, configs)
-    return LmpSession(sample, epoch, generate, config, dict(prompts.BASE_PROMPTS), ideal=ideal)
-
-
-def _objects(configs: dict[str, Any]) -> list[str]:
-    """The objects line's names: blocks, then bowls."""
-    return [*configs["block_list"], *configs["bowl_list"]]
-
-
 async def _no_model(request: GenerationRequest) -> Any:
     raise RuntimeError("no model is asked while a prompt is only shown")
-
-
-def _zero() -> dict[str, float]:
-    return {"success_rate_strict": 0.0}
-
-
-def _ideal(expert: Any, configs: dict[str, Any], lmp: str, query: str, context: str) -> Any:
-    """The oracle's program for one LMP prompt; None (the oracle then has no answer) if the
-    expert does not know the query: real models write queries no template foresaw."""
-    try:
-        return expert(lmp, query, context, configs)
-    except Exception:
-        return None
 
 
 def _samples(task: str, records: list[dict[str, Any]], path: Path) -> list[Sample]:

@@ -4,10 +4,18 @@ solve loop that runs them in the sample's sandboxed world."""
 
 from toolbench.tasks.tool_calling.convert import BadCall, call_line, gold_calls
 from toolbench.tasks.tool_calling.loop import first_tools_request, solve_with_tools
-from toolbench.tasks.tool_calling.schema import Kind, Param, ToolSet, ToolSpec, derive_toolset
+from toolbench.tasks.tool_calling.schema import (
+    HasToolset,
+    Kind,
+    Param,
+    ToolSet,
+    ToolSpec,
+    derive_toolset,
+)
 
 __all__ = [
     "BadCall",
+    "HasToolset",
     "Kind",
     "Param",
     "ToolSet",

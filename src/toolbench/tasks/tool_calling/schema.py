@@ -19,7 +19,7 @@ import inspect
 import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 RECEIVER = "API"  # the name the API object has in the task's world
 
@@ -110,6 +110,16 @@ class ToolSet:
 
     def openai(self) -> tuple[dict[str, Any], ...]:
         return tuple(tool.openai() for tool in self.tools)
+
+
+@runtime_checkable
+class HasToolset(Protocol):
+    """A task whose API is offered as native tools (``--mode tools``, owned by this package):
+    the runner refuses tools mode for a task without it, ``toolbench prompt --mode tools``
+    prints its schemas, and a program task with it can be solved by an agent too."""
+
+    @property
+    def toolset(self) -> ToolSet: ...
 
 
 def _kind_of(annotation: Any, wrappers: Mapping[type, Kind]) -> Kind:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from toolbench.tasks.virtual_home.household import MAX_HELD, Failure, State, is_room
 from toolbench.tasks.virtual_home.vocab import ACTION_BY_NAME, has
-from toolbench.tasks.virtual_home.world import MAX_HELD, Failure, State, is_room
 
 EVENT_ACTIONS = frozenset({"LookAt", "Read", "Drink", "Type", "Pull", "Push"})
 

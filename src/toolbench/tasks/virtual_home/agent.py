@@ -25,19 +25,30 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from toolbench.core.agent import ToolCall, ToolReply, ToolSpec, Untranslatable
 from toolbench.tasks.virtual_home.actions import apply
 from toolbench.tasks.virtual_home.derive import derive_scene
 from toolbench.tasks.virtual_home.grounding import AllowLists, ground, ground_line
+from toolbench.tasks.virtual_home.household import Runtime
 from toolbench.tasks.virtual_home.metrics import model_error_metrics
 from toolbench.tasks.virtual_home.world import Failure, Scene, State, parse_call, run_plan
 from toolbench.types import Outcome, Sample, Status
 
 if TYPE_CHECKING:
     from toolbench.core.task import Resources, TaskData
-    from toolbench.tasks.virtual_home.task import Runtime, VirtualHomeTask
+    from toolbench.sandbox.memo import ProgramRunner
+
+
+class PlanJudge(Protocol):
+    """What the world needs of its task (``VirtualHomeTask``), handed in by the task that
+    builds it: the task's own judge of a plan."""
+
+    async def score(
+        self, data: TaskData[Runtime], sample: Sample, action: str, sandbox: ProgramRunner
+    ) -> Outcome: ...
+
 
 _ACTION_KEY = re.compile(r"Agent\.(\w{1,64})")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -71,12 +82,12 @@ def _description(action: str, docs: Mapping[str, str], params: Sequence[str]) ->
     return f"{said} (plan line: {line})" if said else f"Adds the plan line {line}."
 
 
-def tools_for(data: TaskData) -> dict[str, _Tool]:
+def tools_for(data: TaskData[Runtime]) -> dict[str, _Tool]:
     """The task's tools for this data (its docs and allow-lists), built once per data."""
     cached = _TOOLS.get(data.digest)
     if cached is not None:
         return cached
-    runtime: Runtime = data.runtime
+    runtime = data.runtime
     docs = {doc.name: doc.text for doc in data.context.functions}
     tools: dict[str, _Tool] = {}
     for key, entry in runtime.allow.items():
@@ -126,10 +137,14 @@ class VirtualHomeWorld:
     """One sample's household; the accepted calls are its plan (see module doc)."""
 
     def __init__(
-        self, task: VirtualHomeTask, data: TaskData, sample: Sample, resources: Resources
+        self,
+        task: PlanJudge,
+        data: TaskData[Runtime],
+        sample: Sample,
+        resources: Resources[Runtime],
     ) -> None:
         self.task, self.data, self.sample, self.resources = task, data, sample, resources
-        runtime: Runtime = data.runtime
+        runtime = data.runtime
         self._allow: AllowLists = runtime.allow
         self._tools = tools_for(data)
         self._scene = _household(sample, runtime)

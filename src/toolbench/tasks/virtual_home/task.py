@@ -32,13 +32,13 @@ from toolbench.tasks.virtual_home.agent import VirtualHomeWorld
 from toolbench.tasks.virtual_home.derive import derive_scene
 from toolbench.tasks.virtual_home.goals import check_goal_syntax, derive_goals, unmet
 from toolbench.tasks.virtual_home.grounding import (
-    AllowLists,
     check_labels,
     ground,
     ground_labels,
     read_allow_lists,
     score_grounded,
 )
+from toolbench.tasks.virtual_home.household import Runtime
 from toolbench.tasks.virtual_home.needed import needed_actions
 from toolbench.tasks.virtual_home.world import Scene, run_plan
 from toolbench.types import Outcome, Sample, Status
@@ -60,44 +60,35 @@ class WorldGold:
 
 
 @dataclass
-class Runtime:
-    allow: AllowLists
-    scenes: dict[str, Scene | None] = field(default_factory=dict)  # None: derive from golds
-    labels: dict[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict)  # grounded
-
-
-@dataclass
 class VirtualHomeTask(QueryPrompt, OfflineFolderTask):
     name: str
     summary: str
     package_dir: Path = field()
+    generator: TaskGenerator = field()  # ``toolbench data generate`` (``cli.data.Generates``)
     defaults: TaskDefaults = field(default_factory=TaskDefaults)
     metrics: tuple[str, ...] = metrics.METRICS
-    generator: TaskGenerator | None = None
-    has_agent_world = True  # tools: one per action (``agent.py``)
 
     def load(
         self, version: str, data_dir: Path | None, live: LiveOptions | None = None
-    ) -> TaskData:
+    ) -> TaskData[Runtime]:
         self.refuse_live(live)
-        data = load_folder(self.name, self.package_dir, version, data_dir)
-        allow_path = Path(data.source) / ALLOW_FILE
+        folder = load_folder(self.name, self.package_dir, version, data_dir)
+        allow_path = Path(folder.source) / ALLOW_FILE
         if not allow_path.is_file():
             allow_path = self.package_dir / "data" / version / ALLOW_FILE
         allow = read_allow_lists(allow_path)
-        runtime = Runtime(allow)
+        data = folder.with_runtime(Runtime(allow))
         for sample in data.samples:
             check_labels(sample.labels, allow, sample.source)
-            runtime.scenes[sample.id] = _scene_of(sample)
-            runtime.labels[sample.id] = ground_labels(sample.labels, allow)
-        data.runtime = runtime
+            data.runtime.scenes[sample.id] = _scene_of(sample)
+            data.runtime.labels[sample.id] = ground_labels(sample.labels, allow)
         digest = hashlib.sha256((data.digest + "\0").encode() + allow_path.read_bytes())
         data.digest = digest.hexdigest()[:16]
         return data
 
-    async def prepare(self, data: TaskData, sandbox: ProgramRunner) -> None:
+    async def prepare(self, data: TaskData[Runtime], sandbox: ProgramRunner) -> None:
         """Run the golds in their scenes; pure Python and fast, so no thread is needed."""
-        runtime: Runtime = data.runtime
+        runtime = data.runtime
         for sample in data.samples:
             data.gold[sample.id] = [_world_gold(sample, runtime)]
 
@@ -110,7 +101,7 @@ class VirtualHomeTask(QueryPrompt, OfflineFolderTask):
         return text.strip()
 
     async def score(
-        self, data: TaskData, sample: Sample, action: str, sandbox: ProgramRunner
+        self, data: TaskData[Runtime], sample: Sample, action: str, sandbox: ProgramRunner
     ) -> Outcome:
         if len(action) > MAX_PLAN_CHARS:
             return Outcome(
@@ -121,7 +112,9 @@ class VirtualHomeTask(QueryPrompt, OfflineFolderTask):
             )
         return await off_loop(score_sample, data, sample, action, size=len(action))
 
-    def agent_world(self, data: TaskData, sample: Sample, resources: Resources) -> AgentWorld:
+    def agent_world(
+        self, data: TaskData[Runtime], sample: Sample, resources: Resources[Runtime]
+    ) -> AgentWorld:
         return VirtualHomeWorld(self, data, sample, resources)
 
     def aggregate(self, outcomes: Sequence[Outcome]) -> dict[str, float]:
@@ -178,9 +171,9 @@ def _world_gold(sample: Sample, runtime: Runtime) -> WorldGold:
     return WorldGold(scene, tuple(goals or ()))
 
 
-def score_sample(data: TaskData, sample: Sample, action: str) -> Outcome:
+def score_sample(data: TaskData[Runtime], sample: Sample, action: str) -> Outcome:
     """The original's three numbers, then the household run."""
-    runtime: Runtime = data.runtime
+    runtime = data.runtime
     labels = runtime.labels.get(sample.id)
     if labels is None:
         labels = ground_labels(sample.labels, runtime.allow)

@@ -12,7 +12,7 @@ A call the shop refuses (``click`` on something not on the page, an empty query)
 reply in the store's own words and, unlike a model's no-op, costs no turn: the protocol says a
 refused call changes nothing. The episode keeps the task's limit of ``MAX_STEPS`` accepted
 actions; after that, and after the purchase, every call is refused. ``outcome`` is the task's
-own ``_outcome`` on the session (success = a purchase was made, ``reward`` the purchase
+own ``episode_outcome`` on the session (success = a purchase was made, ``reward`` the purchase
 reward, ``purchase_match_rate`` reward = 1); an agent that never bought scores as an episode
 that never bought does today (success False, reward 0).
 
@@ -32,8 +32,8 @@ from toolbench.core.bounded import bounded_text
 from toolbench.tasks.web_shop.actions import Action, parse_action, split_action
 from toolbench.tasks.web_shop.docs import FUNCTIONS
 from toolbench.tasks.web_shop.expert import ideal_action
+from toolbench.tasks.web_shop.judging import MAX_STEPS, episode_outcome
 from toolbench.tasks.web_shop.store import Session, Store
-from toolbench.tasks.web_shop.task import MAX_STEPS, _outcome
 from toolbench.types import Outcome, Status
 
 MAX_REPLY_CHARS = 20_000  # one page as a tool reply (pages are a few thousand characters)
@@ -159,7 +159,7 @@ class WebShopWorld:
         return ToolReply(bounded_text(result.observation, MAX_REPLY_CHARS))
 
     async def outcome(self) -> Outcome:
-        outcome = _outcome(self.session, len(self.actions))
+        outcome = episode_outcome(self.session, len(self.actions))
         outcome.details = {**outcome.details, "actions": list(self.actions)}
         return outcome
 

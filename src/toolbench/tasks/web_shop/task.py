@@ -23,21 +23,22 @@ from types import MappingProxyType
 from typing import Any
 
 from toolbench.core.agent import AgentWorld
+from toolbench.core.capabilities import DataclassOptions
 from toolbench.core.metrics import mean_metrics
 from toolbench.core.solve import Generate, SampleState
-from toolbench.core.task import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
+from toolbench.core.task import LiveOptions, Resources, TaskData, TaskDefaults
 from toolbench.data.layout import digest_folder, read_docs
 from toolbench.errors import UserError, json_problem
 from toolbench.prompts.builder import Prompter
-from toolbench.sandbox.memo import ProgramRunner
 from toolbench.tasks.folder import OfflineFolderTask, resolve_folder
 from toolbench.tasks.web_shop import catalogue
+from toolbench.tasks.web_shop.agent import WebShopWorld
 from toolbench.tasks.web_shop.expert import ideal_action
+from toolbench.tasks.web_shop.judging import MAX_STEPS, episode_outcome
 from toolbench.tasks.web_shop.shopper import Shopper
 from toolbench.tasks.web_shop.store import Session, StepResult, Store
-from toolbench.types import GenerationRequest, Outcome, Sample, Status, TaskContext
+from toolbench.types import GenerationRequest, Outcome, Sample, TaskContext
 
-MAX_STEPS = 25  # the original evaluator's max_steps
 METRICS = ("success_rate", "reward", "purchase_match_rate", "crash_rate", "mean_turns")
 MAX_TRACE_ACTION_CHARS = 300
 _ID_FORMAT = 'each line must be {"id": <goal index>} with an integer id'
@@ -50,14 +51,12 @@ class Runtime:
 
 
 @dataclass
-class WebShopTask(OfflineFolderTask):
+class WebShopTask(DataclassOptions, OfflineFolderTask):
     name: str
     summary: str
     package_dir: Path = field()
     defaults: TaskDefaults = field(default_factory=TaskDefaults)
     metrics: tuple[str, ...] = METRICS
-    generator: TaskGenerator | None = None
-    uses_history: bool = True  # the history option applies
     # How many earlier actions and pages each turn's prompt shows (0: only the current page,
     # as the original); a task option (``--history K``).
     history: int = 0
@@ -67,7 +66,7 @@ class WebShopTask(OfflineFolderTask):
 
     def load(
         self, version: str, data_dir: Path | None, live: LiveOptions | None = None
-    ) -> TaskData:
+    ) -> TaskData[Runtime]:
         self.refuse_live(live)
         if version not in self.versions():
             raise UserError(
@@ -93,19 +92,12 @@ class WebShopTask(OfflineFolderTask):
             source=str(folder), digest=digest_folder(files), runtime=Runtime(store, version),
         )  # fmt: skip
 
-    async def prepare(self, data: TaskData, sandbox: ProgramRunner) -> None:
-        """Nothing to execute: each goal is stored whole, and the expert's exact purchase of
-        every goal (scored as WebShop scores it) is checked by the tests."""
-        return None
-
-    has_agent_world = True
-
-    def agent_world(self, data: TaskData, sample: Sample, resources: Resources) -> AgentWorld:
+    def agent_world(
+        self, data: TaskData[Runtime], sample: Sample, resources: Resources[Runtime]
+    ) -> AgentWorld:
         """The sample's episode as ``search`` / ``click`` tools (``agent.py``); no gold is
         read: the oracle's path is the expert's, played on demand."""
-        from toolbench.tasks.web_shop.agent import WebShopWorld  # it imports this module
-
-        runtime: Runtime = data.runtime
+        runtime = data.runtime
         return WebShopWorld(runtime.store, int(sample.id), runtime.layout)
 
     def baseline_reply(self, request: GenerationRequest) -> str | None:
@@ -114,15 +106,17 @@ class WebShopTask(OfflineFolderTask):
         return self.shopper.reply(request)
 
     def first_request(
-        self, data: TaskData, sample: Sample, epoch: int, prompter: Prompter
+        self, data: TaskData[Runtime], sample: Sample, epoch: int, prompter: Prompter
     ) -> GenerationRequest:
         """Turn 1 of the episode: the goal's start page, with nothing earlier to show."""
-        runtime: Runtime = data.runtime
+        runtime = data.runtime
         session = runtime.store.new_session(int(sample.id), runtime.layout)
         return turn_request(prompter, sample, epoch, 1, session, ())
 
-    async def solve(self, state: SampleState, generate: Generate, resources: Resources) -> Outcome:
-        runtime: Runtime = resources.data.runtime
+    async def solve(
+        self, state: SampleState, generate: Generate, resources: Resources[Runtime]
+    ) -> Outcome:
+        runtime = resources.data.runtime
         session = runtime.store.new_session(int(state.sample.id), runtime.layout)
         earlier: deque[tuple[str, str]] = deque(maxlen=self.history)
         for turn in range(1, MAX_STEPS + 1):
@@ -138,8 +132,8 @@ class WebShopTask(OfflineFolderTask):
             if earlier.maxlen:
                 earlier.append((page_text, action))
             if result.done:
-                return _outcome(session, turn)
-        return _outcome(session, MAX_STEPS)
+                return episode_outcome(session, turn)
+        return episode_outcome(session, MAX_STEPS)
 
     def aggregate(self, outcomes: Sequence[Outcome]) -> dict[str, float]:
         """Means over scored samples and model errors (a crash bought nothing: 0); the mean
@@ -190,26 +184,6 @@ def _trace(turn: int, action: str, result: StepResult) -> dict[str, Any]:
         entry["reward"] = result.reward
         entry["bought"] = result.info["bought"]
     return entry
-
-
-def _outcome(session: Session, turns: int) -> Outcome:
-    if session.outcome is None:
-        return Outcome(
-            Status.SCORED, False, {"reward": 0.0, "purchase_match_rate": 0.0,
-            "mean_turns": float(turns)}, f"no purchase in {turns} turns",
-            {"goal": session.goal.id},
-        )  # fmt: skip
-    parts = session.outcome
-    value = parts.reward
-    details = {"goal": session.goal.id, "bought": session.bought, "options": dict(session.options),
-               "reward_parts": parts.as_json()}  # fmt: skip
-    message = "" if value == 1.0 else f"bought {session.bought}: reward {value:.3f}"
-    metrics = {
-        "reward": value,
-        "purchase_match_rate": float(value == 1.0),
-        "mean_turns": float(turns),
-    }
-    return Outcome(Status.SCORED, True, metrics, message, details)
 
 
 def read_ids(path: Path, task: str, store: Store, version: str) -> list[Sample]:
