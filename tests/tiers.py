@@ -27,6 +27,7 @@ INTEGRATION_FILES: frozenset[str] = frozenset(
         "tests/agents/test_mcp_server.py",
         "tests/agents/test_process_agent.py",
         "tests/agents/test_reference_agent.py",
+        "tests/api/test_agent_world_plugin.py",
         "tests/api/test_third_party_task.py",
         "tests/aware/evaluate/test_cli_aware_run.py",
         "tests/aware/evaluate/test_generic_run.py",
