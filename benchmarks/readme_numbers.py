@@ -1,24 +1,25 @@
-"""The README's measured numbers, regenerated: the built-in models' scores and the HTML page sizes.
+"""The docs' measured numbers, regenerated: the built-in models' scores and the HTML page sizes.
 
 Runs ``toolbench run`` (in this process, through the CLI) with the built-in models ``oracle``
 and ``baseline`` on every built-in tool task's full v0 test set (one epoch, no response
 cache), reads the scores with ``toolbench report --json`` (means and 95% bootstrap
 intervals, seeded per task, so the numbers are deterministic), and writes the HTML report of
 those runs to measure its size. The numbers go to ``benchmarks/readme_numbers.json``; the
-README's sections between ``<!-- readme-numbers:NAME:begin -->`` and
-``<!-- readme-numbers:NAME:end -->`` are rendered from that file.
+sections between ``<!-- readme-numbers:NAME:begin -->`` and ``<!-- readme-numbers:NAME:end -->``
+of the pages in ``DOCS`` (the scores in docs/tasks.md, the page sizes in docs/reports.md; they
+were the README's before the manual moved to docs/, hence the name) are rendered from that file.
 
-    python benchmarks/readme_numbers.py            # measure, write the JSON, rewrite README.md
+    python benchmarks/readme_numbers.py            # measure, write the JSON, rewrite the docs
     python benchmarks/readme_numbers.py --check    # measure, compare; exit 1 on a difference
-    python benchmarks/readme_numbers.py --render   # no runs: README.md from the JSON as it is
+    python benchmarks/readme_numbers.py --render   # no runs: the docs from the JSON as it is
     python benchmarks/readme_numbers.py --no-pages # the scores only; the page sizes kept
     python benchmarks/readme_numbers.py --check --tasks home_search --no-pages   # a subset
 
 ``--check`` writes nothing: it lists every measured number that differs from the JSON and
-every README section that differs from what the JSON renders. Scores must be equal to the
+every marked section that differs from what the JSON renders. Scores must be equal to the
 digits shown (three decimals); page sizes within 10% (a page holds paths and times). A whole
 regeneration takes about a minute on 2 cores (the runs ~35 s, the pages ~20 s);
-``tests/test_readme_numbers.py`` checks the README against the JSON and re-measures two tasks.
+``tests/test_readme_numbers.py`` checks the docs against the JSON and re-measures two tasks.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ from toolbench.cli import main as toolbench_main  # noqa: E402
 from toolbench.tasks import registry  # noqa: E402
 
 NUMBERS = ROOT / "benchmarks" / "readme_numbers.json"
-README = ROOT / "README.md"
+#: The pages holding the marked sections (every renderer's section is in one of them).
+DOCS = (ROOT / "docs" / "tasks.md", ROOT / "docs" / "reports.md")
 MODELS = ("oracle", "baseline")
 #: Every built-in tool task, in the registry's order ("aware" is the awareness evaluation).
 TASKS = tuple(name for name in registry.BUILTIN if name != "aware")
@@ -227,7 +229,7 @@ def differences(measured: dict[str, Any], committed: dict[str, Any]) -> list[str
     return found
 
 
-def stale_sections(numbers: dict[str, Any], files: tuple[Path, ...] = (README,)) -> list[str]:
+def stale_sections(numbers: dict[str, Any], files: tuple[Path, ...] = DOCS) -> list[str]:
     """The marked sections of ``files`` that differ from what ``numbers`` renders."""
     found = []
     for file in files:
@@ -256,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true", help="compare, write nothing")
-    mode.add_argument("--render", action="store_true", help="no runs: README from the JSON")
+    mode.add_argument("--render", action="store_true", help="no runs: the docs from the JSON")
     parser.add_argument("--tasks", help="comma-separated subset of the tasks (with --check)")
     parser.add_argument("--models", help="comma-separated subset of oracle,baseline")
     parser.add_argument(
@@ -287,8 +289,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.no_pages:  # the scores remeasured, the pages as they were
             numbers["html_pages"] = load()["html_pages"]
         NUMBERS.write_text(dump(numbers), encoding="utf-8")
-    README.write_text(rewrite(README.read_text(encoding="utf-8"), numbers), encoding="utf-8")
-    print(f"wrote {NUMBERS.relative_to(ROOT)} and README.md's marked sections")
+    for page in DOCS:
+        page.write_text(rewrite(page.read_text(encoding="utf-8"), numbers), encoding="utf-8")
+    names = ", ".join(str(page.relative_to(ROOT)) for page in DOCS)
+    print(f"wrote {NUMBERS.relative_to(ROOT)} and the marked sections of {names}")
     return 0
 
 

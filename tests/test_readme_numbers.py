@@ -1,9 +1,10 @@
-"""The README's generated numbers are what ``benchmarks/readme_numbers.py`` measures.
+"""The docs' generated numbers are what ``benchmarks/readme_numbers.py`` measures.
 
 What the default suite checks, cheaply:
-  * every marked section of README.md (the built-in models' scores, the HTML page sizes) is
+  * every marked section of the docs (the built-in models' scores in docs/tasks.md, the HTML
+    page sizes in docs/reports.md: ``numbers_script.DOCS``; once the README's) is
     exactly what ``benchmarks/readme_numbers.json`` renders (a hand edit inside a section, or
-    a JSON regenerated without rewriting the README, fails);
+    a JSON regenerated without rewriting the docs, fails);
   * the JSON covers both built-in models on every built-in tool task and every page;
   * two tasks (home_search and booking, the main job: 220 samples, 5 s on a quiet machine)
     re-measured with both models give the JSON's numbers to the digits shown, so a change to
@@ -40,7 +41,7 @@ numbers_script = _script()
 
 
 def test_readme_sections_are_what_the_committed_numbers_render() -> None:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = "\n".join(page.read_text(encoding="utf-8") for page in numbers_script.DOCS)
     assert set(numbers_script.sections(text)) == set(numbers_script.RENDERERS)
     stale = numbers_script.stale_sections(numbers_script.load())
     assert not stale, "\n".join(
