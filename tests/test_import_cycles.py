@@ -92,9 +92,7 @@ def describe(graph: grimp.ImportGraph, cycle: frozenset[str]) -> str:
     lines = [f"cycle of {len(cycle)} modules: {', '.join(sorted(cycle))}"]
     for importer in sorted(cycle):
         for imported in sorted(graph.find_modules_directly_imported_by(importer) & cycle):
-            for detail in graph.get_import_details(importer=importer, imported=imported) or [
-                {"line_number": "?", "line_contents": f"import {imported}"}
-            ]:
+            for detail in graph.get_import_details(importer=importer, imported=imported):
                 lines.append(
                     f"  {importer}:{detail['line_number']}: {detail['line_contents'].strip()}"
                 )
