@@ -108,13 +108,13 @@ class HttpRequest:
 
 
 def first_curl_line(text: str) -> str | None:
-    """The first line of a reply that, stripped, starts with ``curl`` (as the original scorer
+    r"""The first line of a reply that, stripped, starts with ``curl`` (as the original scorer
     did), so prose and ``` fences around the command are ignored. Backticks wrapping the line
     itself (```curl ...``` or `curl ...`) are removed. None if there is no such line.
 
     Lines without ``curl`` cannot qualify, so the scan starts at the line holding the first
     ``curl`` and skips the others unexamined: a degenerate reply of millions of short lines
-    ("(\\n" repeated) costs a few C-speed scans, not a Python loop per line."""
+    ("(\n" repeated) costs a few C-speed scans, not a Python loop per line."""
     at = text.find("curl")
     if at < 0:
         return None

@@ -121,7 +121,7 @@ def _parents(path: str) -> list[str]:
 
 
 def _bind_args(code_dirs: Sequence[str], masked: Sequence[str]) -> list[str]:
-    """bubblewrap arguments that build the worker's read-only view of the file system."""
+    """The bubblewrap arguments that build the worker's read-only view of the file system."""
     args: list[str] = []
     for name in _SYSTEM_DIRS:
         if os.path.islink(name):

@@ -129,7 +129,6 @@ def load_program_filter(network: bool = False) -> None:
 
     Compiles the filter with libseccomp here (~3 ms); the template uses ``ProgramFilter``,
     which compiles once and loads per program process with one system call."""
-
     _program_rules(network, os.getpid()).load()
 
 
