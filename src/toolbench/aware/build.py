@@ -15,12 +15,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolbench.aware.encoder import ApiEncoder
+from toolbench.aware.manipulate.api_replacement import (
+    ReplacementOptions,
+    build_pool,
+    replace_relevant_apis,
+)
 from toolbench.aware.manipulate.replacement_checks import (
     DEFAULT_CEILING,
     CheckOptions,
     CheckTally,
 )
-from toolbench.aware.schema import MANIPULATIONS, Instance
+from toolbench.aware.manipulate.replacement_judge import ROUNDS, judge_all
+from toolbench.aware.manipulate.slot_removal import remove_slots
+from toolbench.aware.manipulate.tool_removal import remove_tools
+from toolbench.aware.manipulate.utterance_removal import (
+    parse_removal_kind,
+    remove_utterances,
+)
+from toolbench.aware.schema import MANIPULATIONS, Instance, Verification
+from toolbench.aware.sources import SOURCES
+from toolbench.aware.sources.stabletoolbench import load_api_pool
+from toolbench.aware.sources.tasks import load_task
 from toolbench.errors import UserError, did_you_mean
 
 SOURCE_KINDS = ("apibank", "toolbench", "bfcl", "task")
@@ -85,20 +101,14 @@ def parse_manipulations(text: str) -> tuple[str, ...]:
 def load_source(spec: str) -> list[Instance]:
     kind, rest = parse_source(spec)
     if kind == "task":
-        from toolbench.aware.sources.tasks import load_task
-
         return load_task(rest)
     path = Path(rest).expanduser()
     if not path.exists():
         raise UserError(f"--source {spec!r}: {path} does not exist")
-    from toolbench.aware.sources import SOURCES
-
     return SOURCES[kind](path)
 
 
 def _extra_pool(paths: Sequence[Path]) -> list[Any]:
-    from toolbench.aware.sources.stabletoolbench import load_api_pool
-
     pool = []
     for path in paths:
         if not path.exists():
@@ -110,13 +120,6 @@ def _extra_pool(paths: Sequence[Path]) -> list[Any]:
 def _replace(
     complete: list[Instance], settings: BuildSettings, progress: Progress | None
 ) -> tuple[list[Instance], list[tuple[str, str]], CheckTally, list[tuple[str, str]]]:
-    from toolbench.aware.encoder import ApiEncoder
-    from toolbench.aware.manipulate.api_replacement import (
-        ReplacementOptions,
-        build_pool,
-        replace_relevant_apis,
-    )
-
     options = ReplacementOptions(
         seed=settings.seed,
         rank=settings.rank,
@@ -150,9 +153,6 @@ def _judged_replacements(
     the next-ranked candidate that passes (``replacement_judge``), at most ``ROUNDS`` times.
     One event loop for every round: the model's HTTP client belongs to the loop it was made in.
     """
-    from toolbench.aware.manipulate.api_replacement import replace_relevant_apis
-    from toolbench.aware.manipulate.replacement_judge import ROUNDS, judge_all
-
     model = settings.verify_model
     by_id = {i.id: i for i in complete}
     kept: dict[str, Instance] = {}
@@ -192,8 +192,6 @@ def _judged_replacements(
 
 def _with_verdict(twin: Instance, verdict: Any, model_name: str) -> Instance:
     """The twin with the judge's verdict in provenance; auto-rejected if it still serves."""
-    from toolbench.aware.schema import Verification
-
     notes = {**twin.provenance.notes, "judge": verdict.as_note(model_name)}
     update: dict[str, Any] = {"provenance": twin.provenance.model_copy(update={"notes": notes})}
     if verdict.serves:
@@ -208,11 +206,6 @@ def _with_verdict(twin: Instance, verdict: Any, model_name: str) -> Instance:
 def _remove_utterances(
     complete: list[Instance], settings: BuildSettings, progress: Progress | None
 ) -> tuple[list[Instance], list[tuple[str, str]], list[tuple[str, str]]]:
-    from toolbench.aware.manipulate.utterance_removal import (
-        parse_removal_kind,
-        remove_utterances,
-    )
-
     model = settings.model
     if model is None:
         raise UserError("--manipulation utterance_removal needs --model SPEC (the rewriting model)")
@@ -250,9 +243,6 @@ def manipulate(
         twins, skipped, failed = _remove_utterances(complete, settings, progress)
         outcome.failed.extend(failed)
     else:
-        from toolbench.aware.manipulate.slot_removal import remove_slots
-        from toolbench.aware.manipulate.tool_removal import remove_tools
-
         remove = remove_slots if manipulation == "slot_removal" else remove_tools
         result = remove(complete, seed=settings.seed, progress=progress)
         twins, skipped = result.instances, result.skipped

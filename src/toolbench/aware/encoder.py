@@ -27,6 +27,7 @@ import numpy as np
 
 from toolbench.errors import UserError
 from toolbench.package import default_cache_dir
+from toolbench.retrieval.dense import default_encoder_path, load_encoder
 
 #: The bundled model's name (its package folder is just ``model``).
 DEFAULT_NAME = "all-MiniLM-L6-v2"
@@ -180,8 +181,6 @@ class ApiEncoder:
                 raise ValueError("an injected model needs a name (it identifies its vectors)")
             return None, name
         if path is None:
-            from toolbench.retrieval.dense import default_encoder_path
-
             folder = check_model_folder(Path(default_encoder_path()))
             return folder, name or DEFAULT_NAME
         folder = check_model_folder(Path(path).expanduser())
@@ -269,8 +268,6 @@ class ApiEncoder:
     def _loaded_model(self) -> TextEncoder:
         if self._model is None:
             assert self._path is not None
-            from toolbench.retrieval.dense import load_encoder
-
             try:
                 self._model = load_encoder(str(self._path))
             except UserError:

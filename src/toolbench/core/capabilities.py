@@ -53,7 +53,9 @@ class Aggregates(Protocol):
     (e.g. virtual_home's rates over executable plans). Used by the runner's ``run.json`` and
     the report; without it ``aggregate`` below takes the mean (``core.metrics``)."""
 
-    def aggregate(self, outcomes: Sequence[Outcome]) -> dict[str, float]: ...
+    def aggregate(self, outcomes: Sequence[Outcome]) -> dict[str, float]:
+        """The task's metrics over one epoch's outcomes."""
+        ...
 
 
 def aggregate(task: Task, outcomes: Sequence[Outcome]) -> dict[str, float]:
@@ -72,7 +74,9 @@ class HasOptions(Protocol):
     ``DataclassOptions`` implements the two methods for a dataclass task."""
 
     @property
-    def option_defaults(self) -> Mapping[str, Any]: ...
+    def option_defaults(self) -> Mapping[str, Any]:
+        """Each option's name and default value."""
+        ...
 
     def with_options(self, options: Mapping[str, Any]) -> Task:
         """The task with a run's option values applied (unknown names are a ``UserError``)."""
@@ -112,6 +116,7 @@ class DataclassOptions:
     option_defaults: Mapping[str, Any]
 
     def with_options(self, options: Mapping[str, Any]) -> Any:
+        """A copy of the task with ``options`` applied (unknown names or types: ``UserError``)."""
         for key, value in options.items():
             if key not in self.option_defaults:
                 known = ", ".join(sorted(self.option_defaults)) or "none"
@@ -142,4 +147,6 @@ class BuildsFirstRequest(Protocol):
 
     def first_request(
         self, data: TaskData[Any], sample: Sample, epoch: int, prompter: Prompter
-    ) -> GenerationRequest: ...
+    ) -> GenerationRequest:
+        """The first request of ``sample`` in ``epoch``, built as ``solve`` builds it."""
+        ...

@@ -126,7 +126,7 @@ def write_task_folder(
     functions: Mapping[str, str] | None = None,
     examples: Sequence[str] | None = None,
 ) -> None:
-    """Write a task folder in the original layout (byte-stable: sorted keys, '\\n' endings)."""
+    r"""Write a task folder in the original layout (byte-stable: sorted keys, '\n' endings)."""
     folder.mkdir(parents=True, exist_ok=True)
     with (folder / "test.jsonl").open("w", encoding="utf-8", newline="\n") as handle:
         for record in records:

@@ -241,7 +241,7 @@ def _drop_word(word: str, known_words: Collection[str], at_start: bool, alone: b
     return known and low not in PLACE_PREFIXES and (at_start or alone)
 
 
-def _places(
+def _places(  # noqa: C901 -- two scans (capitalised runs, cue words), one span list
     text: str,
     taken: list[tuple[int, int]],
     known_words: Collection[str],

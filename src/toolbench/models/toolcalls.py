@@ -274,7 +274,7 @@ def _mistral_segment(text: str, start: int, body: int, stop: int) -> list[_Found
     return [_found(start, end, name_match.group(), arguments)]
 
 
-def _outer_spans(text: str) -> list[tuple[int, int]]:
+def _outer_spans(text: str) -> list[tuple[int, int]]:  # noqa: C901 -- one-pass bracket scanner
     """The outermost balanced ``{..}``/``[..]`` spans of ``text``, in order, in one pass.
 
     Quotes count only inside brackets (prose apostrophes and quotes do not hide what follows);

@@ -1,7 +1,7 @@
-"""Prompt construction: API docs and demonstrations retrieved per query, then the task.
+r"""Prompt construction: API docs and demonstrations retrieved per query, then the task.
 
 Completion mode reproduces the original ToolBench prompt shape: an API-docs block and a
-demonstrations block, each closed by a dashed separator, then ``Task: {query}\\nAction:\\n``;
+demonstrations block, each closed by a dashed separator, then ``Task: {query}\nAction:\n``;
 generation stops at ``------`` or ``Task:`` (a base model goes on to write the next example).
 Chat mode sends the same content as messages, without stop sequences: the chat template's end
 of turn ends a reply, and a chat model may well begin its reply with ``Task:`` (SmolLM2 does),

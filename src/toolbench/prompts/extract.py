@@ -1,4 +1,4 @@
-"""Getting the program out of a model's reply. Parsing only: nothing here executes anything.
+r"""Getting the program out of a model's reply. Parsing only: nothing here executes anything.
 
 Completion-mode replies are taken as they are (stripped), as the original did. Chat models wrap
 code in fences and prose, so for them we take the first fenced block, or else drop leading and
@@ -6,7 +6,7 @@ trailing prose lines until what remains parses as Python.
 
 This runs on the event loop for every reply, and replies are written by the thing under test,
 so the work is bounded whatever the text is. ``ast.parse`` on every window of lines would let a
-reply of a few kilobytes of ``"(\\n"`` stall the run, and a regular expression for the fence
+reply of a few kilobytes of ``"(\n"`` stall the run, and a regular expression for the fence
 header would be quadratic in runs of spaces. So:
 
 - the fence is found by a linear scan (``str.find``), with a short header line (a reply of
@@ -174,7 +174,7 @@ def _trimmed_core(text: str, attempts: _Attempts) -> str | None:
 
 
 def _line_starts(text: str) -> list[int]:
-    """Offsets where each "\\n"-separated line begins (Python's own idea of a line break)."""
+    r"""Offsets where each "\n"-separated line begins (Python's own idea of a line break)."""
     starts = [0]
     position = text.find("\n")
     while position != -1 and len(starts) <= MAX_LINES:

@@ -21,10 +21,14 @@ from typing import Any
 
 from toolbench.config import RunConfig
 from toolbench.core.capabilities import BuildsFirstRequest
+from toolbench.core.solve import prompt_hash
 from toolbench.core.task import prepare
 from toolbench.errors import UserError
 from toolbench.prompts.builder import Prompter, shown_text
 from toolbench.report.summary import LoadedRun
+from toolbench.runner.work import prompt_config_for
+from toolbench.sandbox.pool import SandboxPool
+from toolbench.tasks.registry import find_task
 from toolbench.types import Sample
 
 
@@ -65,9 +69,6 @@ def _config(run: LoadedRun) -> RunConfig | None:
 
 def load_source(run: LoadedRun, task_name: str, cache_dir: Path | None) -> TaskSource:
     """The task's data as ``run.json`` describes it (reading only; nothing executes)."""
-    from toolbench.runner.run import prompt_config_for
-    from toolbench.tasks.registry import find_task
-
     source = TaskSource(task_name)
     config = _config(run)
     task = find_task(task_name)
@@ -102,9 +103,6 @@ def load_source(run: LoadedRun, task_name: str, cache_dir: Path | None) -> TaskS
 def execute_golds(source: TaskSource, ids: Iterable[str]) -> None:
     """Run the golds of these samples (as ``prepare`` does for a run) for their world states.
     Only tasks whose records hold a state need this; any failure leaves the golds unknown."""
-    from toolbench.sandbox.pool import SandboxPool
-    from toolbench.tasks.registry import find_task
-
     data = source.data
     task = find_task(source.task)
     wanted = [source.samples[i] for i in dict.fromkeys(ids) if i in source.samples]
@@ -124,9 +122,6 @@ def view_of(source: TaskSource, sample_id: str, record: dict[str, Any]) -> Sampl
     """The sample behind a record, with the prompt of its first model call rebuilt for the
     record's epoch by the task's own ``first_request`` (the code its solve loop sends it
     with), so the hash comparison says whether the data or settings changed, nothing else."""
-    from toolbench.core.solve import prompt_hash
-    from toolbench.tasks.registry import find_task
-
     sample = source.samples.get(sample_id)
     task = find_task(source.task)
     if sample is None or source.prompter is None or source.data is None or task is None:

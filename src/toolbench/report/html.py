@@ -20,6 +20,7 @@ from typing import Any
 
 import jinja2
 
+from toolbench.aware.evaluate.tables import aware_grids, aware_pair_grids
 from toolbench.package import __version__, default_cache_dir
 from toolbench.report import audits, explorer, plots
 from toolbench.report.reliability import reliability_grids
@@ -30,7 +31,7 @@ from toolbench.report.summary import (
     comparison_note,
     summarize,
 )
-from toolbench.report.tables import counts_text, run_names
+from toolbench.report.tables import counts_text, differences, run_names
 from toolbench.report.tokens import overflow_notes, tokens_line
 from toolbench.tables.bootstrap import Estimate
 from toolbench.tables.grid import significant
@@ -155,9 +156,6 @@ def render(
     runs: Sequence[LoadedRun], reference: LoadedRun | None, cache_dir: Path | None = None
 ) -> str:
     """The whole page as a string; differences are taken against ``reference`` (a task run)."""
-    from toolbench.aware.evaluate.tables import aware_grids, aware_pair_grids
-    from toolbench.report.tables import differences
-
     task_runs = [r for r in runs if r.info.get("kind", "tasks") != "aware"]
     aware_pairs = aware_pair_grids(runs, reference)  # two awareness runs: their differences
     if reference not in task_runs:

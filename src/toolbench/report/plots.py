@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import matplotlib
 from matplotlib.backends.backend_svg import FigureCanvasSVG
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from toolbench.tables.bootstrap import Estimate
 
@@ -82,8 +83,6 @@ def forest(
 
 
 def _legend(axes: object, series: list[int], names: Sequence[str]) -> None:
-    from matplotlib.lines import Line2D
-
     handles = [
         Line2D([], [], color=PALETTE[i % len(PALETTE)], marker="o", linestyle="", markersize=4)
         for i in series

@@ -93,7 +93,7 @@ def per_sample(counts: Mapping[str, Sequence[int]], k: int) -> tuple[list[float]
 
 
 def reliability(task: str, tally: TaskTally) -> dict[int, dict[str, Estimate]]:
-    """k -> {"pass@k": Estimate, "pass^k": Estimate} for the k shown (empty when no sample
+    """``k`` -> {"pass@k": Estimate, "pass^k": Estimate} for the k shown (empty when no sample
     has two counted trials: with one trial both are the success rate)."""
     top = max_trials(tally)
     if top < 2:

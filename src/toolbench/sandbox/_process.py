@@ -44,6 +44,7 @@ from toolbench.sandbox._protocol import (
 from toolbench.sandbox.files import MAX_FILE_BYTES
 from toolbench.sandbox.isolation import Isolation, wrap_command
 from toolbench.sandbox.limits import Limits
+from toolbench.sandbox.seccomp_filter import library_names
 
 # The parent's side of a host call: the call's JSON body -> the framed-to-be answer message.
 HostAnswerer = Callable[[bytes], Awaitable[bytes]]
@@ -105,8 +106,6 @@ def _spawn(argv: list[str], **options: Any) -> Any:
 def _libraries() -> dict[str, str]:
     if not sys.platform.startswith("linux"):
         return {}
-    from toolbench.sandbox.seccomp_filter import library_names
-
     return library_names()
 
 

@@ -1,4 +1,4 @@
-"""The messages between the pool (parent) and a worker, and the parent's strict reading of them.
+r"""The messages between the pool (parent) and a worker, and the parent's strict reading of them.
 
 A worker is hostile as far as the parent is concerned: whatever a program managed to do inside
 it, the parent reads at most ``max_reply`` bytes a message, accepts only the tags below, a head
@@ -7,13 +7,13 @@ state that is strict JSON (no NaN or Infinity), nested at most ``MAX_STATE_DEPTH
 integers of at most ``MAX_INT_DIGITS`` digits. Anything else is a ``ProtocolError``: the pool
 ends that program as ``worker_died`` and replaces the worker; the run goes on.
 
-    parent -> worker   b"P" <nonce> <module>:<factory>[?<json args>] \\0 <program source>
-                       b"F" <path> \\0 <bytes>       (a data file a world reads, see files.py)
+    parent -> worker   b"P" <nonce> <module>:<factory>[?<json args>] \0 <program source>
+                       b"F" <path> \0 <bytes>       (a data file a world reads, see files.py)
     worker -> parent   b"r" <json facts>             once, when ready (seccomp applied ...)
                        b"E" <why>                    instead of b"r": it could not start
                        b"l" <nonce>                  at most once per program: importing a
                                                      factory's module, allow extra time
-                       b"R" <nonce> <json head> \\n <state>   the program's result
+                       b"R" <nonce> <json head> \n <state>   the program's result
                        b"H" <nonce> <json [name, payload]>  a host call (see host.py); the
                                                      program waits, its limits paused
     parent -> worker   b"A" <json {"ok": value} or {"error": why}>   the host call's answer

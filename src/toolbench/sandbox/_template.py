@@ -30,10 +30,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from toolbench.sandbox import audit, files, host, seccomp_filter
+from toolbench.sandbox import audit, files, host, policy, seccomp_filter
 from toolbench.sandbox._protocol import (
     ANSWER,
     ANSWER_CODE,
+    FAILED,
     FILE,
     HOST,
     INTERNAL,
@@ -416,9 +417,6 @@ class _SharedProcess:
 
 def main(conn: Channel, config: dict[str, Any]) -> None:
     """Entry point called by the bootstrap command line in ``_process.py``."""
-    from toolbench.sandbox import policy
-    from toolbench.sandbox._protocol import FAILED
-
     try:
         template = Template(
             conn,

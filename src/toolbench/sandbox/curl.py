@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
@@ -108,13 +108,13 @@ class HttpRequest:
 
 
 def first_curl_line(text: str) -> str | None:
-    """The first line of a reply that, stripped, starts with ``curl`` (as the original scorer
+    r"""The first line of a reply that, stripped, starts with ``curl`` (as the original scorer
     did), so prose and ``` fences around the command are ignored. Backticks wrapping the line
     itself (```curl ...``` or `curl ...`) are removed. None if there is no such line.
 
     Lines without ``curl`` cannot qualify, so the scan starts at the line holding the first
     ``curl`` and skips the others unexamined: a degenerate reply of millions of short lines
-    ("(\\n" repeated) costs a few C-speed scans, not a Python loop per line."""
+    ("(\n" repeated) costs a few C-speed scans, not a Python loop per line."""
     at = text.find("curl")
     if at < 0:
         return None
@@ -153,13 +153,7 @@ def parse_curl(
 
 def _lex(line: str) -> list[str]:
     """Split like POSIX sh, refusing operators, expansions, comments and extra lines."""
-    if not _encodable(line):
-        raise CurlError("curl line is not valid Unicode text (lone surrogate)")
-    bad = _CONTROL.search(line)
-    if bad:
-        if bad.group() in "\n\r\u2028\u2029":
-            raise CurlError("more than one line: send exactly one curl command on one line")
-        raise CurlError(f"control character {bad.group()!r} in the curl line")
+    _check_text(line)
     words: list[str] = []
     word: list[str] | None = None  # None between words; [] is an empty quoted word
     i, n = 0, len(line)
@@ -181,36 +175,14 @@ def _lex(line: str) -> list[str]:
             word.append(line[i + 1 : end])
             i = end + 1
         elif c == '"':
-            i += 1
-            while i < n and line[i] != '"':
-                c = line[i]
-                if c == "\\" and i + 1 < n and line[i + 1] in '$`"\\':
-                    word.append(line[i + 1])
-                    i += 2
-                    continue
-                _refuse_expansion(line, i, quoted=True)
-                word.append(c)
-                i += 1
-            if i >= n:
-                raise CurlError("unterminated double quote")
-            i += 1
+            i = _double_quoted(line, i + 1, word)
         elif c == "\\":
             if i + 1 >= n:
                 raise CurlError("trailing backslash continues the command onto another line")
             word.append(line[i + 1])
             i += 2
         else:
-            op = _OPERATOR.match(line, i)
-            if op:
-                if op.group() == "&":
-                    raise CurlError(
-                        "unquoted '&' would end the command (a shell runs it in the background);"
-                        " quote it, e.g. put the URL in single quotes"
-                    )
-                raise CurlError(
-                    f"shell operator {op.group()!r} outside quotes is not allowed"
-                    " (one curl command only: no chaining, pipes, redirects or subshells)"
-                )
+            _refuse_operator(line, i)
             _refuse_expansion(line, i, quoted=False)
             word.append(c)
             i += 1
@@ -219,6 +191,51 @@ def _lex(line: str) -> list[str]:
     if len(words) > MAX_TOKENS:
         raise CurlError(f"too many arguments (at most {MAX_TOKENS})")
     return words
+
+
+def _check_text(line: str) -> None:
+    """Refuse what no shell word may hold: lone surrogates, control characters, more lines."""
+    if not _encodable(line):
+        raise CurlError("curl line is not valid Unicode text (lone surrogate)")
+    bad = _CONTROL.search(line)
+    if bad:
+        if bad.group() in "\n\r\u2028\u2029":
+            raise CurlError("more than one line: send exactly one curl command on one line")
+        raise CurlError(f"control character {bad.group()!r} in the curl line")
+
+
+def _double_quoted(line: str, i: int, word: list[str]) -> int:
+    """Add the text of the double-quoted string starting at ``i`` (after its opening quote)
+    to ``word``, as sh reads it; the index after the closing quote."""
+    n = len(line)
+    while i < n and line[i] != '"':
+        c = line[i]
+        if c == "\\" and i + 1 < n and line[i + 1] in '$`"\\':
+            word.append(line[i + 1])
+            i += 2
+            continue
+        _refuse_expansion(line, i, quoted=True)
+        word.append(c)
+        i += 1
+    if i >= n:
+        raise CurlError("unterminated double quote")
+    return i + 1
+
+
+def _refuse_operator(line: str, i: int) -> None:
+    """Refuse a shell operator outside quotes: the line must stay one curl command."""
+    op = _OPERATOR.match(line, i)
+    if not op:
+        return
+    if op.group() == "&":
+        raise CurlError(
+            "unquoted '&' would end the command (a shell runs it in the background);"
+            " quote it, e.g. put the URL in single quotes"
+        )
+    raise CurlError(
+        f"shell operator {op.group()!r} outside quotes is not allowed"
+        " (one curl command only: no chaining, pipes, redirects or subshells)"
+    )
 
 
 def _refuse_expansion(line: str, i: int, *, quoted: bool) -> None:
@@ -233,49 +250,71 @@ def _refuse_expansion(line: str, i: int, *, quoted: bool) -> None:
             raise CurlError(f"shell expansion {what!r} is not allowed; quote it with '")
 
 
-def _build(args: list[str], allowed_hosts: frozenset[str] | None) -> HttpRequest:
-    """Apply the whitelisted options in ``args`` (the words after ``curl``)."""
+@dataclass
+class _Parts:
+    """What the options of one curl line asked for, before the URL is checked."""
+
     method: str | None = None
-    urls: list[str] = []
-    headers: list[tuple[str, str]] = []
-    data: list[str] = []
-    json_parts: list[str] = []
-    get = False
+    urls: list[str] = field(default_factory=list)
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    data: list[str] = field(default_factory=list)
+    json_parts: list[str] = field(default_factory=list)
+    get: bool = False
+
+
+def _parts(args: list[str]) -> _Parts:
+    """Sort the whitelisted options in ``args`` (the words after ``curl``) into their parts."""
+    parts = _Parts()
     for flag, kind, value in _options(args):
         if kind == "get":
-            get = True
+            parts.get = True
         elif kind == "method":
-            method = value.upper() if value.isascii() else value
-            if method not in METHODS:
+            parts.method = value.upper() if value.isascii() else value
+            if parts.method not in METHODS:
                 raise CurlError(f"method {_show(value)} is not one of {', '.join(sorted(METHODS))}")
         elif kind == "header":
-            headers.append(_header(value))
+            parts.headers.append(_header(value))
         elif kind == "url":
-            urls.append(value)
+            parts.urls.append(value)
         elif kind != "flag":
-            _data(flag, kind, value, data, json_parts)
-    if len(urls) != 1:
-        raise CurlError(f"expected exactly one URL, got {len(urls)}")
-    scheme, host, path, raw_query = _split_url(urls[0], allowed_hosts)
-    if json_parts and (data or get):
-        raise CurlError("--json cannot be combined with -d or -G")
-    body: str | None = "".join(json_parts) if json_parts else None
-    if data and get:
-        raw_query = "&".join(p for p in (raw_query, *data) if p)
-    elif data:
-        body = "&".join(data)
-    if json_parts:
+            _data(flag, kind, value, parts.data, parts.json_parts)
+    return parts
+
+
+def _build(args: list[str], allowed_hosts: frozenset[str] | None) -> HttpRequest:
+    """Apply the whitelisted options in ``args`` (the words after ``curl``)."""
+    parts = _parts(args)
+    if len(parts.urls) != 1:
+        raise CurlError(f"expected exactly one URL, got {len(parts.urls)}")
+    scheme, host, path, raw_query = _split_url(parts.urls[0], allowed_hosts)
+    body, raw_query = _body(parts, raw_query)
+    headers = list(parts.headers)
+    if parts.json_parts:
         names = {name for name, _ in headers}
         for name in ("content-type", "accept"):
             if name not in names:
                 headers.append((name, "application/json"))
     query = tuple(parse_qsl(raw_query, keep_blank_values=True))
-    method = method or ("POST" if body is not None else "GET")
+    method = parts.method or ("POST" if body is not None else "GET")
     payload = None if body is None else body.encode("utf-8")
     request = HttpRequest(method, scheme, host, path, query, tuple(headers), payload)
     if len(request.url()) > MAX_URL:
         raise CurlError(f"URL is too long once percent-encoded (at most {MAX_URL} characters)")
     return request
+
+
+def _body(parts: _Parts, raw_query: str) -> tuple[str | None, str]:
+    """The body (``--json`` parts, else ``-d`` values) and the query (``-G`` moves ``-d``
+    values into it), as curl sends them."""
+    if parts.json_parts and (parts.data or parts.get):
+        raise CurlError("--json cannot be combined with -d or -G")
+    if parts.json_parts:
+        return "".join(parts.json_parts), raw_query
+    if parts.data and parts.get:
+        return None, "&".join(p for p in (raw_query, *parts.data) if p)
+    if parts.data:
+        return "&".join(parts.data), raw_query
+    return None, raw_query
 
 
 def _options(args: list[str]) -> Iterator[tuple[str, str, str]]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import site
 import subprocess
 import sys
 import sysconfig
@@ -110,8 +111,6 @@ def python_dirs() -> list[str]:
     places += [os.path.dirname(os.path.realpath(sys.executable))]
     for key in ("stdlib", "platstdlib", "purelib", "platlib"):
         places.append(sysconfig.get_paths().get(key, ""))
-    import site
-
     places += [*site.getsitepackages(), site.getusersitepackages()]
     return _existing_unique(places)
 
@@ -122,7 +121,7 @@ def _parents(path: str) -> list[str]:
 
 
 def _bind_args(code_dirs: Sequence[str], masked: Sequence[str]) -> list[str]:
-    """bubblewrap arguments that build the worker's read-only view of the file system."""
+    """The bubblewrap arguments that build the worker's read-only view of the file system."""
     args: list[str] = []
     for name in _SYSTEM_DIRS:
         if os.path.islink(name):

@@ -62,7 +62,7 @@ def library_names() -> dict[str, str]:
     ``ctypes.util.find_library`` runs ``ldconfig`` in a subprocess, which is pointless (and
     slow) in every worker; the names it gives (sonames such as ``libseccomp.so.2``) are the
     same inside the worker's view, where the dynamic loader finds them."""
-    import ctypes.util
+    import ctypes.util  # here: worker templates import this module and need not load subprocess
 
     found = {name: ctypes.util.find_library(name) for name in ("c", "seccomp")}
     return {name: soname for name, soname in found.items() if soname}
@@ -70,13 +70,13 @@ def library_names() -> dict[str, str]:
 
 def available(names: dict[str, str] | None = None) -> bool:
     """Whether libseccomp can be used here (Linux with libseccomp and pyseccomp)."""
-    import ctypes.util
+    import ctypes.util  # here: as in library_names
 
     original = ctypes.util.find_library
     known = dict(names or {})
     ctypes.util.find_library = lambda name: known.get(name) or original(name)
     try:
-        import pyseccomp  # noqa: F401
+        import pyseccomp  # noqa: F401  (a Linux-only dependency: probed, not assumed)
     except (ImportError, OSError, RuntimeError, AttributeError):
         return False
     finally:
@@ -85,7 +85,7 @@ def available(names: dict[str, str] | None = None) -> bool:
 
 
 def _filter(names: tuple[str, ...]) -> Any:
-    import pyseccomp as seccomp
+    import pyseccomp as seccomp  # Linux only; callers checked available() first
 
     rules = seccomp.SyscallFilter(seccomp.ALLOW)
     refuse = seccomp.ERRNO(errno.EPERM)
@@ -105,7 +105,7 @@ def _denied(names: tuple[str, ...], network: bool) -> tuple[str, ...]:
 
 def load_template_filter(network: bool = False) -> None:
     """Restrict this process (a worker template) for the rest of its life."""
-    import pyseccomp as seccomp
+    import pyseccomp as seccomp  # Linux only; callers checked available() first
 
     rules = _filter(_denied(_TEMPLATE_DENIED, network))
     for flag in _NAMESPACE_FLAGS:
@@ -115,7 +115,7 @@ def load_template_filter(network: bool = False) -> None:
 
 
 def _program_rules(network: bool, pid: int) -> Any:
-    import pyseccomp as seccomp
+    import pyseccomp as seccomp  # Linux only; callers checked available() first
 
     rules = _filter(_denied((*_TEMPLATE_DENIED, *_PROGRAM_DENIED, *_PROGRAM_DENIED_ALSO), network))
     others = seccomp.Arg(0, seccomp.NE, pid)
@@ -129,7 +129,6 @@ def load_program_filter(network: bool = False) -> None:
 
     Compiles the filter with libseccomp here (~3 ms); the template uses ``ProgramFilter``,
     which compiles once and loads per program process with one system call."""
-
     _program_rules(network, os.getpid()).load()
 
 

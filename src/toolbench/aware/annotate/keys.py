@@ -56,7 +56,7 @@ class KeyInput:
         return text[:1] if line else QUIT
 
     def _raw_key(self) -> str:
-        import termios
+        import termios  # POSIX only: here, where __init__ found them importable
         import tty
 
         fd = self.stream.fileno()

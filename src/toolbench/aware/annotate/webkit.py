@@ -37,10 +37,16 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
+import uvicorn
 from jinja2 import Environment, PackageLoader, StrictUndefined
+from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Mount
+from starlette.staticfiles import StaticFiles
 
 from toolbench.errors import UserError
 from toolbench.webcheck import check_same_origin
@@ -277,8 +283,6 @@ def url_of(sock: socket.socket) -> str:
 def run(app: Any, sock: socket.socket, on_server: Callable[[Any], None] | None = None) -> None:
     """Serve ``app`` on ``sock`` until Ctrl-C (or ``server.should_exit``; ``on_server`` gets
     the uvicorn server, for tests that stop it from another thread)."""
-    import uvicorn
-
     config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
     server = uvicorn.Server(config)
     if on_server is not None:
@@ -291,11 +295,6 @@ def run(app: Any, sock: socket.socket, on_server: Callable[[Any], None] | None =
 
 def make_app(routes: list[Any], guard: Guard) -> Any:
     """A Starlette app with the Host check, error pages and the shipped static files."""
-    from starlette.applications import Starlette
-    from starlette.middleware import Middleware
-    from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
-    from starlette.routing import Mount
-    from starlette.staticfiles import StaticFiles
 
     async def host_check(request: Request, call_next: RequestResponseEndpoint) -> Response:
         try:

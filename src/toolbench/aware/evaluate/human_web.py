@@ -117,7 +117,7 @@ class HumanWeb(AnnotationWeb):
         answered or skipped it since. The position in a form is typed by the participant's
         browser, so it proves nothing; what the server handed out does. (Sessions live in
         this server, so a form always comes back to the server that showed its question; a
-        restarted one shows the question again after sign-in.)"""
+        restarted one shows the question again after sign-in)."""
         with self._shown_lock:
             return (annotator, instance_id) in self._shown
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from toolbench.aware.evaluate.demos import DemoPool
 from toolbench.aware.evaluate.feedback import Scenario, complete_scenario, scenarios_for
 from toolbench.aware.schema import Instance
-from toolbench.errors import UserError
+from toolbench.errors import UserError, did_you_mean
 
 MODES = ("explicit", "implicit", "tools", "feedback", "explain")
 
@@ -60,8 +60,6 @@ def parse_modes(text: str) -> tuple[str, ...]:
     modes = tuple(dict.fromkeys(m.strip() for m in text.split(",") if m.strip()))
     for mode in modes:
         if mode not in MODES:
-            from toolbench.errors import did_you_mean
-
             raise UserError(f"--mode {mode}: unknown mode{did_you_mean(mode, MODES)}")
     if not modes:
         raise UserError(f"--mode: give at least one of {', '.join(MODES)}")

@@ -1,7 +1,7 @@
 """Awareness runs (``kind: aware``) as ``Grid`` tables, for the HTML report, the exports and
 the terminal's comparison of two runs.
 
-The numbers come from ``toolbench.aware.evaluate.summary`` (the terminal's source too): the
+The numbers come from ``toolbench.aware.evaluate.breakdown`` (the terminal's source too): the
 paper's metrics and the two a constant answer cannot game per task x source x manipulation,
 the confusion matrix of each row, agreement of explicit with implicit/tools answers, feedback
 accuracy per scenario and the graded explanations; and, for two awareness runs, the paired
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from toolbench.aware.evaluate import summary as aware
+from toolbench.aware.evaluate import breakdown
 from toolbench.aware.evaluate.metrics import binary_metrics, confusion
 from toolbench.tables.bootstrap import Estimate
 from toolbench.tables.grid import Cell, Grid
@@ -20,9 +20,9 @@ from toolbench.tables.runs import RunResults, model_of
 
 
 def _metric_grids(run: RunResults, heading: str) -> list[Grid]:
-    table_rows = aware.rows(run.records)
+    table_rows = breakdown.rows(run.records)
     grids = []
-    for title, metrics in aware.METRIC_TABLES:
+    for title, metrics in breakdown.METRIC_TABLES:
         grid = Grid(
             title=f"{heading}: {title}, 95% CIs",
             columns=["mode", "source", "manipulation", "n", *metrics],
@@ -53,7 +53,7 @@ def confusion_grid(run: RunResults, heading: str) -> Grid:
         ],
         key_columns=3,
     )
-    for (task, source, group), items in aware.rows(run.records).items():
+    for (task, source, group), items in breakdown.rows(run.records).items():
         c = confusion(items)
         counts = [str(c[label][a]) for label in c for a in ("yes", "no", "unparseable")]
         grid.rows.append([task.removeprefix("aware-"), source, group, *counts])
@@ -61,7 +61,7 @@ def confusion_grid(run: RunResults, heading: str) -> Grid:
 
 
 def _agreement_grid(run: RunResults, heading: str) -> Grid | None:
-    groups = aware.agreement_by_group(run.records)
+    groups = breakdown.agreement_by_group(run.records)
     if not groups:
         return None
     pairs = sorted({pair for row in groups.values() for pair in row})
@@ -76,7 +76,7 @@ def _agreement_grid(run: RunResults, heading: str) -> Grid | None:
 
 
 def _feedback_grid(run: RunResults, heading: str) -> Grid | None:
-    scenarios = aware.feedback_by_scenario(run.records)
+    scenarios = breakdown.feedback_by_scenario(run.records)
     if not scenarios:
         return None
     grid = Grid(title=f"{heading}: feedback accuracy per scenario", columns=["scenario", "acc"])
@@ -86,7 +86,7 @@ def _feedback_grid(run: RunResults, heading: str) -> Grid | None:
 
 def _explain_grid(run: RunResults, heading: str) -> Grid | None:
     labels = run.info.get("judge_labels")
-    explain = aware.explain_summary(run.records, labels if isinstance(labels, dict) else {})
+    explain = breakdown.explain_summary(run.records, labels if isinstance(labels, dict) else {})
     if not explain:
         return None
     grid = Grid(title=f"{heading}: explanation grades", columns=["what", "value"])
@@ -119,10 +119,10 @@ def aware_comparison_grids(reference: RunResults, other: RunResults) -> list[Gri
     """Paired differences (other - reference) over the instances both runs judged, one table
     per ``METRIC_TABLES`` entry; ``*`` marks an interval that excludes 0. The terminal, the
     exports and the HTML report all print these grids, so they show the same numbers."""
-    compared = aware.compare_rows(reference, other)
+    compared = breakdown.compare_rows(reference, other)
     names = f"{other.label} ({model_of(other)}) - {reference.label} ({model_of(reference)})"
     grids = []
-    for title, metrics in aware.METRIC_TABLES:
+    for title, metrics in breakdown.METRIC_TABLES:
         grid = Grid(
             title=f"paired difference: {names}: {title} (95% CIs; * interval excludes 0)",
             columns=["mode", "source", "manipulation", "n paired", *[f"Δ {m}" for m in metrics]],

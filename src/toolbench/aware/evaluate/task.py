@@ -21,6 +21,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from toolbench.aware.evaluate.breakdown import summary_metrics
 from toolbench.aware.evaluate.demos import DemoPool
 from toolbench.aware.evaluate.items import (
     AwareData,
@@ -34,7 +35,6 @@ from toolbench.aware.evaluate.metrics import PAPER_METRICS, UNGAMEABLE_METRICS
 from toolbench.aware.evaluate.prompts import PROMPT_VERSION
 from toolbench.aware.evaluate.run import chosen_instances, load_judge_labels
 from toolbench.aware.evaluate.solve import Settings, first_request, solve
-from toolbench.aware.evaluate.summary import summary_metrics
 from toolbench.aware.schema import Instance, read_instances
 from toolbench.core.capabilities import DataclassOptions
 from toolbench.core.solve import Generate, Recorder, SampleState

@@ -14,6 +14,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from toolbench.aware.review.export import export_decisions
+from toolbench.aware.review.terminal import run_review
 from toolbench.errors import UserError
 
 EXIT_USAGE = 2
@@ -42,11 +44,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command == "review":
-            from toolbench.aware.review.terminal import run_review
-
             run_review(args.dataset, reviewer=args.reviewer, db=args.db, only_pending=not args.all)
             return 0
-        from toolbench.aware.review.export import export_decisions
 
         print(export_decisions(args.dataset, args.out, db=args.db))
         return 0

@@ -69,7 +69,7 @@ def _json_body(body: str | None) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def derive_state(labels: Sequence[str]) -> dict[str, Any]:
+def derive_state(labels: Sequence[str]) -> dict[str, Any]:  # noqa: C901 -- one pass per curl line
     """A state ``{"favourites", "votes", "images"}`` in which every label line succeeds."""
     images: list[str] = []
     favourite_ids: list[str] = []

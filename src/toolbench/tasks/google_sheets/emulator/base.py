@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from toolbench.tasks.google_sheets.emulator.a1 import (
     GridRange,
@@ -18,6 +18,7 @@ from toolbench.tasks.google_sheets.emulator.a1 import (
     parse_range,
     quote_sheet,
 )
+from toolbench.tasks.google_sheets.emulator.engine import Engine
 from toolbench.tasks.google_sheets.emulator.errors import IncorrectCellLabel, bad_request
 from toolbench.tasks.google_sheets.emulator.grid import Grid
 from toolbench.tasks.google_sheets.emulator.values import (
@@ -27,9 +28,6 @@ from toolbench.tasks.google_sheets.emulator.values import (
     Formula,
     render,
 )
-
-if TYPE_CHECKING:
-    from toolbench.tasks.google_sheets.emulator.spreadsheet import Spreadsheet
 
 Box = tuple[int, int, int, int]  # r1, c1, r2, c2 inclusive
 ROWS, COLUMNS = "ROWS", "COLUMNS"
@@ -42,10 +40,43 @@ def json_text(value: Any) -> str:
         return repr(value)
 
 
+class Book(Protocol):
+    """The spreadsheet as its worksheets see it (``Spreadsheet`` is the one implementation).
+
+    A protocol rather than an import: spreadsheet.py builds worksheets, so the modules a
+    worksheet is made of must not import spreadsheet.py back (no import cycle).
+    """
+
+    strict_types: bool
+    _engine: Engine
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def url(self) -> str: ...
+
+    def get_worksheet_by_id(self, id: int | str) -> WorksheetBase: ...
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Book: ...
+
+    def _check_alive(self, ws: WorksheetBase) -> None: ...
+
+    def _index_of(self, ws: WorksheetBase) -> int: ...
+
+    def _recalc(self, sheet_id: int | None = None) -> None: ...
+
+    def _shift(self, ws: WorksheetBase, axis: str, at: int, n: int) -> None: ...
+
+    def _rename(self, ws: WorksheetBase, title: str) -> None: ...
+
+    def _move(self, ws: WorksheetBase, index: int) -> None: ...
+
+
 class WorksheetBase:
     """A worksheet's identity and its view of the spreadsheet's grid; see Worksheet."""
 
-    def __init__(self, book: Spreadsheet, sheet_id: int, title: str, grid: Grid) -> None:
+    def __init__(self, book: Book, sheet_id: int, title: str, grid: Grid) -> None:
         self._book, self._id, self._title, self._grid = book, sheet_id, title, grid
 
     # ---- identity ---------------------------------------------------------------------------
@@ -59,7 +90,7 @@ class WorksheetBase:
         return self._title
 
     @property
-    def spreadsheet(self) -> Spreadsheet:
+    def spreadsheet(self) -> Book:
         return self._book
 
     @property

@@ -242,7 +242,7 @@ class ReadingMixin(StoreMixin):
 
     @property
     def formats(self) -> dict[str, dict[str, Any]]:
-        """userEnteredFormat of every formatted cell, keyed by A1 label, in row-major order."""
+        """``userEnteredFormat`` of every formatted cell, keyed by A1 label, in row-major order."""
         return {
             rowcol_to_a1(r, c): copy.deepcopy(fmt)
             for (r, c), fmt in sorted(self._grid.formats.items())

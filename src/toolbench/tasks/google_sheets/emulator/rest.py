@@ -5,18 +5,16 @@ gspread itself sends (and a few common hand-written ones); others are refused li
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from toolbench.tasks.google_sheets.emulator.a1 import GridRange, format_range, parse_range
+from toolbench.tasks.google_sheets.emulator.book import Workbook
 from toolbench.tasks.google_sheets.emulator.errors import IncorrectCellLabel, bad_request
 from toolbench.tasks.google_sheets.emulator.values import RAW
-
-if TYPE_CHECKING:
-    from toolbench.tasks.google_sheets.emulator.spreadsheet import Spreadsheet
-    from toolbench.tasks.google_sheets.emulator.worksheet import Worksheet
+from toolbench.tasks.google_sheets.emulator.worksheet import Worksheet
 
 
-def _locate(book: Spreadsheet, name: str) -> tuple[Worksheet, GridRange]:
+def _locate(book: Workbook, name: str) -> tuple[Worksheet, GridRange]:
     try:
         rng = parse_range(name)
     except IncorrectCellLabel:
@@ -29,13 +27,13 @@ def _locate(book: Spreadsheet, name: str) -> tuple[Worksheet, GridRange]:
     raise bad_request(f"Unable to parse range: {name}")
 
 
-def values_get(book: Spreadsheet, name: str, params: dict[str, Any]) -> dict[str, Any]:
+def values_get(book: Workbook, name: str, params: dict[str, Any]) -> dict[str, Any]:
     ws, rng = _locate(book, name)
     return ws._read(rng, params.get("valueRenderOption"), params.get("majorDimension"))
 
 
 def values_update(
-    book: Spreadsheet, name: str, params: dict[str, Any], body: dict[str, Any]
+    book: Workbook, name: str, params: dict[str, Any], body: dict[str, Any]
 ) -> dict[str, Any]:
     if not params.get("valueInputOption"):
         raise bad_request("'valueInputOption' is required but not specified")
@@ -47,7 +45,7 @@ def values_update(
 
 
 def values_append(
-    book: Spreadsheet, name: str, params: dict[str, Any], body: dict[str, Any]
+    book: Workbook, name: str, params: dict[str, Any], body: dict[str, Any]
 ) -> dict[str, Any]:
     ws, rng = _locate(book, name)
     table = format_range(rng, with_sheet=False) or None
@@ -59,14 +57,14 @@ def values_append(
     )
 
 
-def values_clear(book: Spreadsheet, name: str) -> dict[str, Any]:
+def values_clear(book: Workbook, name: str) -> dict[str, Any]:
     ws, rng = _locate(book, name)
     box = ws._read_box(rng)
     ws._clear_box(box)
     return {"spreadsheetId": book.id, "clearedRange": ws._label(box)}
 
 
-def metadata(book: Spreadsheet) -> dict[str, Any]:
+def metadata(book: Workbook) -> dict[str, Any]:
     sheets = []
     for i, ws in enumerate(book.worksheets()):
         grid = ws._grid
@@ -103,7 +101,7 @@ def _grid_range(sheet_id: int, box: tuple[int, int, int, int]) -> dict[str, int]
     }
 
 
-def _a1(book: Spreadsheet, grid_range: dict[str, Any]) -> tuple[Worksheet, str]:
+def _a1(book: Workbook, grid_range: dict[str, Any]) -> tuple[Worksheet, str]:
     """A GridRange dict (0-based, end-exclusive) as the worksheet and an A1 label."""
     ws = book.get_worksheet_by_id(grid_range.get("sheetId", 0))
     rows, cols = ws.row_count, ws.col_count
@@ -117,7 +115,7 @@ def _a1(book: Spreadsheet, grid_range: dict[str, Any]) -> tuple[Worksheet, str]:
     return ws, format_range(rng, with_sheet=False)
 
 
-def _apply(book: Spreadsheet, i: int, kind: str, req: dict[str, Any]) -> dict[str, Any]:
+def _apply(book: Workbook, i: int, kind: str, req: dict[str, Any]) -> dict[str, Any]:
     if kind == "addSheet":
         props = req.get("properties", {})
         grid = props.get("gridProperties", {})
@@ -181,7 +179,7 @@ def _apply(book: Spreadsheet, i: int, kind: str, req: dict[str, Any]) -> dict[st
     return {}
 
 
-def batch_update(book: Spreadsheet, body: dict[str, Any]) -> dict[str, Any]:
+def batch_update(book: Workbook, body: dict[str, Any]) -> dict[str, Any]:
     replies = []
     for i, request in enumerate(body.get("requests", [])):
         if not isinstance(request, dict) or len(request) != 1:

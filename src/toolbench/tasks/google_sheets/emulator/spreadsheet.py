@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from toolbench.tasks.google_sheets.emulator import rest, storage
+from toolbench.tasks.google_sheets.emulator.base import WorksheetBase
 from toolbench.tasks.google_sheets.emulator.engine import Engine
 from toolbench.tasks.google_sheets.emulator.errors import WorksheetNotFound, bad_request
 from toolbench.tasks.google_sheets.emulator.grid import Grid
@@ -237,7 +238,7 @@ class Spreadsheet:
             if all(ws.id != sid for ws in self._worksheets):
                 return sid
 
-    def _check_title(self, title: str, request: str, ignore: Worksheet | None = None) -> None:
+    def _check_title(self, title: str, request: str, ignore: WorksheetBase | None = None) -> None:
         if not title:
             raise bad_request(f"Invalid requests[0].{request}: Sheet name cannot be empty.")
         for ws in self._worksheets:
@@ -247,11 +248,11 @@ class Spreadsheet:
                     "exists. Please enter another name."
                 )
 
-    def _check_alive(self, ws: Worksheet | Any) -> None:
+    def _check_alive(self, ws: WorksheetBase) -> None:
         if not any(ws is mine for mine in self._worksheets):
             raise bad_request(f"Unable to parse range: {ws._qualified('A1')}")
 
-    def _index_of(self, ws: Any) -> int:
+    def _index_of(self, ws: WorksheetBase) -> int:
         return next(i for i, mine in enumerate(self._worksheets) if mine is ws)
 
     def _recalc(self, sheet_id: int | None = None) -> None:
@@ -270,20 +271,19 @@ class Spreadsheet:
                         cells[key] = Formula(text)
         self._engine.invalidate()
 
-    def _shift(self, ws: Any, axis: str, at: int, n: int) -> None:
+    def _shift(self, ws: WorksheetBase, axis: str, at: int, n: int) -> None:
         """Insert (n>0) or delete rows/columns of `ws`; every formula's references follow."""
         ws._grid.shift(axis, at, n)
         title = ws._title
         self._rewrite_formulas(lambda text, own: shift_formula(text, own, title, axis, at, n))
 
-    def _rename(self, ws: Any, title: str) -> None:
+    def _rename(self, ws: WorksheetBase, title: str) -> None:
         self._check_alive(ws)
         self._check_title(str(title), "updateSheetProperties", ignore=ws)
         old = ws._title
         ws._title = str(title)
         self._rewrite_formulas(lambda text, own: rename_sheet_in_formula(text, old, str(title)))
 
-    def _move(self, ws: Any, index: int) -> None:
+    def _move(self, ws: WorksheetBase, index: int) -> None:
         self._check_alive(ws)
-        self._worksheets.remove(ws)
-        self._worksheets.insert(index, ws)
+        self._worksheets.insert(index, self._worksheets.pop(self._index_of(ws)))

@@ -4,17 +4,15 @@
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from toolbench.tasks.google_sheets.emulator.a1 import parse_range, rowcol_to_a1
+from toolbench.tasks.google_sheets.emulator.book import Workbook
 from toolbench.tasks.google_sheets.emulator.grid import Grid
 from toolbench.tasks.google_sheets.emulator.values import UNFORMATTED, Formula, Stored
 
-if TYPE_CHECKING:
-    from toolbench.tasks.google_sheets.emulator.spreadsheet import Spreadsheet
 
-
-def snapshot(book: Spreadsheet, value_render_option: str = UNFORMATTED) -> dict[str, Any]:
+def snapshot(book: Workbook, value_render_option: str = UNFORMATTED) -> dict[str, Any]:
     """Values as `value_render_option` reads them (typed by default; FORMATTED_VALUE compares
     what a user sees, so '3' typed RAW equals the number 3), as a rectangle trimmed of trailing
     empty rows and columns ('' for empty cells); formats keyed by A1 label; merges as A1 ranges."""
@@ -37,7 +35,7 @@ def snapshot(book: Spreadsheet, value_render_option: str = UNFORMATTED) -> dict[
     return {"title": book.title, "sheets": sheets}
 
 
-def to_dict(book: Spreadsheet) -> dict[str, Any]:
+def to_dict(book: Workbook) -> dict[str, Any]:
     sheets = []
     for ws in book.worksheets():
         grid = ws._grid

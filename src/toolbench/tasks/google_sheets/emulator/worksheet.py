@@ -42,5 +42,6 @@ class Worksheet(StructureMixin):
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Worksheet:
         """Copying a worksheet copies its spreadsheet (a worksheet is a view of it)."""
-        twin = self._book.__deepcopy__(memo)
-        return twin.get_worksheet_by_id(self._id)
+        twin = self._book.__deepcopy__(memo).get_worksheet_by_id(self._id)
+        assert isinstance(twin, Worksheet)  # a Spreadsheet holds Worksheets only
+        return twin
