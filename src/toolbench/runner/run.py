@@ -19,13 +19,15 @@ from typing import Any
 
 from rich.console import Console
 
+from toolbench.agents.registry import make_subject
 from toolbench.config import RunConfig, fingerprint_of, fingerprint_parts
 from toolbench.core.agent import ContainedAgent
+from toolbench.core.subject import AgentSubject, Subject
 from toolbench.core.task import LiveOptions, Resources, Task, TaskBase
 from toolbench.errors import UserError
 from toolbench.models.base import FitsData, Model, ModelOptions
 from toolbench.models.builtin import ReplayModel, check_replay
-from toolbench.models.spec import make_model, pool_stats, preflight
+from toolbench.models.spec import make_model, pool_stats, preflight, replica_count
 from toolbench.package import __version__
 from toolbench.prompts.builder import PromptConfig, Prompter
 from toolbench.runner.donekeys import DoneKeys
@@ -35,7 +37,7 @@ from toolbench.runner.invocation import recorded_command, redact_command
 from toolbench.runner.lifecycle import RunPlan, RunResult, execute_plan, slug
 from toolbench.runner.metrics import EpochMetrics
 from toolbench.runner.model_files import model_files
-from toolbench.runner.validate import check_run
+from toolbench.runner.validate import check_run, with_model_args
 from toolbench.sandbox.limits import Limits
 from toolbench.sandbox.memo import MemoizedSandbox, ProgramRunner
 from toolbench.sandbox.pool import SandboxPool
@@ -136,7 +138,7 @@ class WorkRecipe:
     cache_dir: Path | None
     sandbox_workers: int | None = None
     tasks: Sequence[Task] | None = None  # task objects instead of config.tasks' names
-    model: Model | None = None  # a model object instead of config.model's spec
+    subject: Subject | None = None  # a model or agent object instead of config.model's spec
     allow_missing: bool = False
 
 
@@ -164,17 +166,18 @@ def open_work(recipe: WorkRecipe) -> Iterator[OpenWork]:
             memo = MemoizedSandbox(pool, recipe.cache_dir / "executions.sqlite", limits)
             stack.callback(memo.close)
             sandbox = memo
-        model = recipe.model or make_model(config.model, recipe.options)
-        # --model-replicas serves the evaluated model; the roles' models run as given.
-        single = dataclasses.replace(recipe.options, replicas=1)
+        subject = recipe.subject or make_subject(config.model, recipe.options)
+        # --model-arg (replicas too) is the evaluated model's; the roles' models run as given.
+        single = recipe.options.without_model_args()
         roles = {role: make_model(spec, single) for role, spec in config.roles.items()}
         prepared = prepare_tasks(config, sandbox, recipe.cache_dir, recipe.tasks, roles)
-        if isinstance(model, ReplayModel):
-            _check_replay(model, prepared, recipe.allow_missing)
+        work = SampleWork(prepared, config.epochs, subject)
+        if isinstance(work.model, ReplayModel):
+            _check_replay(work.model, prepared, recipe.allow_missing)
         for task in prepared:  # e.g. a live task's scratch resources, released when the run ends
             stack.callback(task.data.close)
-        notes = model.fit(prepared) if isinstance(model, FitsData) else None
-        yield OpenWork(SampleWork(prepared, config.epochs, model), roles, pool.isolation, notes)
+        notes = work.model.fit(prepared) if isinstance(work.model, FitsData) else None
+        yield OpenWork(work, roles, pool.isolation, notes)
 
 
 def execute(
@@ -188,15 +191,16 @@ def execute(
     allow_missing: bool = False,
     *,
     tasks: Sequence[Task] | None = None,
-    model: Model | None = None,
+    subject: Subject | None = None,
 ) -> RunResult:
-    """Run ``config`` into a run folder. ``tasks`` and ``model``: objects to use instead of
+    """Run ``config`` into a run folder. ``tasks`` and ``subject``: objects to use instead of
     the registry's (``config.tasks`` and ``config.model`` should then carry their names)."""
-    if options.replicas > 1 and options.replica_group is None:  # one name for the run's replicas
+    if replica_count(options) > 1 and options.replica_group is None:  # one name for them all
         options = dataclasses.replace(options, replica_group=uuid.uuid4().hex[:12])
     chosen = list(tasks) if tasks is not None else parse_task_list(",".join(config.tasks))
-    check_run(config, chosen, model)  # the same checks for the command line and the API
-    recipe = WorkRecipe(config, options, cache_dir, sandbox_workers, tasks, model, allow_missing)
+    check_run(config, chosen, subject)  # the same checks for the command line and the API
+    config = with_model_args(config, options, subject)  # the backend's, in the fingerprint
+    recipe = WorkRecipe(config, options, cache_dir, sandbox_workers, tasks, subject, allow_missing)
     executor = make_executor(config, recipe)  # Ray missing or unreachable: refused before loading
     with open_work(recipe) as opened:
         plan = task_plan(config, opened.work, opened.roles)
@@ -210,8 +214,9 @@ def execute(
                 }
             )
         plan.extra_final["isolation"] = opened.isolation  # what kept model code in
-        if isinstance(opened.work.model, ContainedAgent):  # what kept the agent in
-            plan.info["agent_isolation"] = dict(opened.work.model.isolation)
+        under_test = opened.work.subject
+        if isinstance(under_test, AgentSubject) and isinstance(under_test.agent, ContainedAgent):
+            plan.info["agent_isolation"] = dict(under_test.agent.isolation)  # what kept it in
         plan.executor = executor
         more = getattr(plan.executor, "final_info", None)
         if callable(more):  # e.g. what each node did, its models' pools merged
@@ -255,7 +260,7 @@ def task_plan(config: RunConfig, work: SampleWork, roles: Mapping[str, Model]) -
     files.update({f"role {role}": model_files(spec) for role, spec in config.roles.items()})
     if any(files.values()):  # only then: the fingerprints of runs that name no file stay
         parts["model_files"] = {who: named for who, named in files.items() if named}
-    models = [work.model, *roles.values()]
+    models = [m for m in (work.model, *roles.values()) if m is not None]
     return RunPlan(
         prefix=f"{slug('+'.join(config.tasks))}-{slug(config.model)}-",
         fingerprint=fingerprint_of(parts),
@@ -264,7 +269,7 @@ def task_plan(config: RunConfig, work: SampleWork, roles: Mapping[str, Model]) -
         work=work,
         finish=lambda info, records: finish_info(info, prepared, records),
         concurrency=config.concurrency,
-        closers=[m.aclose for m in models],
+        closers=[work.subject.aclose, *(m.aclose for m in roles.values())],
         preflight=[functools.partial(preflight, m) for m in models],
         on_folder=[functools.partial(_set_run_dir, p.resources) for p in prepared],
         fingerprint_parts=parts,
