@@ -147,10 +147,11 @@ def test_a_replicas_exception_crosses_as_itself_or_as_an_infra_error() -> None:
 def test_a_replica_that_cannot_load_its_model_says_why_instead_of_dying(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import toolbench.models.spec as spec_module
+    import toolbench.models.ray_replicas as spec_module  # where the replica finds it
 
     def broken(spec: str, options: ModelOptions) -> Any:
-        assert options.replicas == 1  # a replica holds one bare copy
+        # (issue 38: replicas are the backend's option now, no longer ModelOptions.replicas)
+        assert options.model_args["replicas"] == 1  # a replica holds one bare copy
         raise RuntimeError("CUDA out of\nmemory")
 
     monkeypatch.setattr(spec_module, "make_bare_model", broken)
