@@ -11,6 +11,7 @@ entry_points.txt) that a ``toolbench`` subprocess finds on ``PYTHONPATH``, as pi
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -163,3 +164,72 @@ def test_the_api_checks_model_args_as_the_command_line_does(tmp_path: Path) -> N
             "home_search", "agent:oracle", model_args={"timout": 5}, out=tmp_path / "agent"
         )
     assert not any(tmp_path.iterdir())
+
+
+# ---- the built-in backends' options, and the old flags as their aliases ----
+
+
+def _args(*argv: str) -> dict[str, object]:
+    from toolbench.cli.main import build_parser
+    from toolbench.cli.run import model_args_from
+
+    return model_args_from(build_parser().parse_args(["run", "home_search", *argv]))
+
+
+def test_the_old_flags_are_aliases_of_the_backends_options() -> None:
+    hf = ("--model", "hf:/m", "--hf-dtype", "bfloat16", "--hf-batch-size", "2")
+    assert _args(*hf, "--agent-timeout", "5") == {"dtype": "bfloat16", "batch_size": 2}
+    assert _args(*hf, "--model-arg", "dtype=float16")["dtype"] == "float16"  # --model-arg wins
+    agent = ("--model", "agent:oracle", "--agent-timeout", "5", "--agent-env", "A")
+    assert _args(*agent, "--hf-device", "cpu") == {"timeout": 5.0, "env": ["A"]}
+    assert _args("--model", "oracle", "--model-replicas", "2") == {"replicas": 2}
+    assert _args("--model", "oracle") == {}
+
+
+def test_hfs_result_changing_options_are_its_fingerprint(tmp_path: Path) -> None:
+    from toolbench.agents.registry import check_subject_args
+    from toolbench.models.base import ModelOptions
+
+    def part(**given: object) -> dict[str, object]:
+        return check_subject_args("hf:/m", ModelOptions(model_args=given))
+
+    assert part() == {"dtype": "auto", "chat_template": None}
+    assert part(dtype="bfloat16", batch_size="4", device="cpu", replicas=1)["dtype"] == "bfloat16"
+    template = tmp_path / "chat.jinja"
+    template.write_text("{{ messages }}")
+    first = part(chat_template=str(template))["chat_template"]
+    template.write_text("{{ messages }}!")
+    assert first and part(chat_template=str(template))["chat_template"] not in (None, first)
+    assert check_subject_args("agent:oracle", ModelOptions(model_args={"timeout": 9})) == {}
+    with pytest.raises(UserError, match=r"^--model-arg device='gpu9': .*use auto, cpu"):
+        part(device="gpu9")
+
+
+def test_a_spec_becomes_a_subject_of_its_kind() -> None:
+    from toolbench.agents.registry import make_subject
+    from toolbench.core.subject import AgentSubject, ModelSubject
+    from toolbench.models.base import ModelOptions
+
+    model = make_subject("oracle", ModelOptions())
+    assert isinstance(model, ModelSubject) and model.kind == "model" and model.name == "oracle"
+    agent = make_subject("agent:oracle", ModelOptions(model_args={"timeout": 9}))
+    assert isinstance(agent, AgentSubject) and agent.kind == "agent"
+    assert agent.name == "agent:oracle" and not hasattr(agent.agent, "generate")
+    asyncio.run(agent.aclose())
+    with pytest.raises(UserError, match=r"unknown model 'agnet:x' \(did you mean 'agent:x'\?\)"):
+        make_subject("agnet:x", ModelOptions())
+
+
+def test_run_help_names_model_arg_and_the_aliases() -> None:
+    from toolbench.cli.main import build_parser
+
+    parser = build_parser()
+    run = next(
+        action.choices["run"]
+        for action in parser._actions
+        if isinstance(getattr(action, "choices", None), dict) and "run" in action.choices
+    )
+    text = " ".join(run.format_help().split())
+    assert "--model-arg KEY=VALUE" in text
+    for alias, key in [("--hf-dtype", "dtype"), ("--agent-timeout", "timeout=SECONDS")]:
+        assert alias in text and f"--model-arg {key}" in text

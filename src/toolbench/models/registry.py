@@ -21,8 +21,14 @@ built-in's. Its object is either
   so it is not listed for them and a role that needs them refuses it up front), gets no
   retries, and is cached when ``cacheable`` is true; or
 * a ``KnownModel`` (or an object with its fields), to state the listing line, the
-  capabilities, the argument pattern and the wrapping; its ``factory`` is a callable or a
-  ``"module:function"`` reference.
+  capabilities, the argument pattern, the wrapping and the backend's own options
+  (``options``: a pydantic model, shown by ``toolbench list models``, set with ``--model-arg
+  KEY=VALUE``, checked before any work by ``models.args.validate`` and read by the factory
+  with ``options.args(Schema)``); its ``factory`` is a callable or a ``"module:function"``
+  reference.
+
+Agents are not models: ``agent:COMMAND`` and agent plugins are ``toolbench.agents.registry``'s,
+which ``--model`` asks first.
 
 An installed model that cannot be used (its import fails or exits, its object is neither,
 it takes a built-in's name) is left out of ``all_models`` and reported by ``problems`` (one
