@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolbench.errors import UserError
-from toolbench.models.args import REPLICA_KEYS, ReplicaArgs, fingerprint, schema_args
+from toolbench.models.args import REPLICA_KEYS, ReplicaArgs, fingerprint, validate
 from toolbench.models.base import Model, ModelOptions
 from toolbench.models.registry import (
     AWARENESS,
@@ -93,10 +93,12 @@ _NOT_REPLICABLE = {
 }
 
 
-def replica_count(options: ModelOptions) -> int:
+def replica_count(options: ModelOptions, backend: str = "") -> int:
     """How many Ray replicas ``options`` ask for (``--model-replicas``, ``--model-arg
-    replicas=N``); 1: the model runs in this process."""
-    return schema_args(ReplicaArgs, _replica_part(options.model_args)).replicas
+    replicas=N``); 1: the model runs in this process. A value that is no count is the one-line
+    ``UserError`` of ``args.validate``."""
+    settings = validate(ReplicaArgs, _replica_part(options.model_args), backend or "replicas")
+    return settings.replicas if settings is not None else 1
 
 
 def _replica_part(given: Mapping[str, Any]) -> dict[str, Any]:
@@ -108,7 +110,7 @@ def _check_replicable(spec: str, entry: KnownModel, options: ModelOptions) -> Mo
     refused naming why (one copy, ``replicas=1``, is dropped: it is what every backend is)."""
     if entry.replicable or not _replica_part(options.model_args):
         return options
-    count = replica_count(options)
+    count = replica_count(options, entry.name)
     if count > 1:
         why = _NOT_REPLICABLE.get(
             entry.name, "it does not run a model in this process (replicas are for hf:, smollm2)"

@@ -195,11 +195,11 @@ def execute(
 ) -> RunResult:
     """Run ``config`` into a run folder. ``tasks`` and ``subject``: objects to use instead of
     the registry's (``config.tasks`` and ``config.model`` should then carry their names)."""
-    if replica_count(options) > 1 and options.replica_group is None:  # one name for them all
-        options = dataclasses.replace(options, replica_group=uuid.uuid4().hex[:12])
     chosen = list(tasks) if tasks is not None else parse_task_list(",".join(config.tasks))
     check_run(config, chosen, subject)  # the same checks for the command line and the API
     config = with_model_args(config, options, subject)  # the backend's, in the fingerprint
+    if replica_count(options) > 1 and options.replica_group is None:  # one name for them all
+        options = dataclasses.replace(options, replica_group=uuid.uuid4().hex[:12])
     recipe = WorkRecipe(config, options, cache_dir, sandbox_workers, tasks, subject, allow_missing)
     executor = make_executor(config, recipe)  # Ray missing or unreachable: refused before loading
     with open_work(recipe) as opened:
