@@ -171,6 +171,11 @@ def lookup(name: str) -> KnownAgent | None:
     return None
 
 
+def lookup_any(name: str) -> KnownModel | KnownAgent | None:
+    """What ``--model NAME[:ARG]`` names: an agent (asked first), else a model, else None."""
+    return lookup(name) or models.lookup(name)
+
+
 def all_agents() -> list[KnownAgent]:
     """Every usable agent: the built-ins, then the installed ones by name."""
     loaded = [_from_entry_point(point) for point in _installed().points.values()]
