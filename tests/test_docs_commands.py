@@ -65,11 +65,11 @@ from typing import Any
 
 import pytest
 
+from toolbench.agents import registry as subjects  # models and agents: what --model names
+from toolbench.agents.registry import require_subject as require
 from toolbench.cli.argtypes import PathArg
 from toolbench.cli.main import all_parsers, build_parser
 from toolbench.errors import UserError
-from toolbench.agents import registry as subjects  # models and agents: what --model names
-from toolbench.agents.registry import require_subject as require
 from toolbench.models.spec import AWARENESS, FREE_TEXT, TOOL_TASKS
 from toolbench.tasks import registry as tasks
 

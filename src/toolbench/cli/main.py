@@ -20,7 +20,6 @@ from toolbench.cli import argtypes
 from toolbench.cli.usage import EXIT_USAGE
 from toolbench.cli.usage import Parser as _Parser
 from toolbench.errors import UserError
-from toolbench.models.base import MAX_RESPONSE_BYTES
 from toolbench.models.registry import TOOL_TASKS
 from toolbench.sandbox.limits import DEFAULT_WALL_S
 from toolbench.tasks.service import SIMULATED_API_KEY
@@ -172,10 +171,10 @@ def _add_run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     run.add_argument(
         "--max-response-bytes",
         type=argtypes.positive_int,
-        default=MAX_RESPONSE_BYTES,
         metavar="N",
-        help="bytes of one model server reply read at most, after decompression (16 MiB); a "
-        "longer reply is that sample's infra error",
+        help="openai: bytes of one model server reply read at most, after decompression (16 "
+        "MiB); a longer reply is that sample's infra error (alias of --model-arg "
+        "max_response_bytes=N)",
     )
     run.add_argument(
         "--agent-timeout",

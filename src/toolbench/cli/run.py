@@ -119,6 +119,7 @@ ALIASES = {
     "agent_network": "network",
     "agent_memory": "memory",
     "agent_env": "env",
+    "max_response_bytes": "max_response_bytes",
 }
 
 
@@ -151,7 +152,6 @@ def model_options(
         base_urls=tuple(urls) if len(urls) > 1 else (),
         api_key=args.api_key,
         timeout_s=args.timeout,
-        max_response_bytes=getattr(args, "max_response_bytes", ModelOptions.max_response_bytes),
         max_retries=args.max_retries,
         retry_budget_s=getattr(args, "retry_budget", None),
         cache_path=None if args.no_cache else cache_dir / "responses.sqlite",

@@ -16,10 +16,6 @@ from pydantic import BaseModel
 
 from toolbench.types import Generation, GenerationRequest
 
-#: ``ModelOptions.max_response_bytes`` unless ``--max-response-bytes`` says otherwise: a chat
-#: reply is a few KB, so 16 MiB is room for any real one and little memory for a hostile one.
-MAX_RESPONSE_BYTES = 16 << 20
-
 A = TypeVar("A", bound=BaseModel)
 
 
@@ -61,9 +57,6 @@ class ModelOptions:
     base_urls: tuple[str, ...] = ()
     api_key: str | None = None
     timeout_s: float = 60.0
-    # The most bytes of one reply a server backend reads, counted after decompression
-    # (--max-response-bytes): a reply over it is that sample's infra error, not the run's memory.
-    max_response_bytes: int = MAX_RESPONSE_BYTES
     max_retries: int = 6
     # Cache: None disables it. The CLI sets it to <cache dir>/responses.sqlite by default.
     cache_path: Path | None = None

@@ -50,6 +50,7 @@ from pydantic import BaseModel
 from toolbench.errors import UserError, did_you_mean
 from toolbench.models.args import ReplicaArgs, validate
 from toolbench.models.hf_setup import HFArgs
+from toolbench.models.openai_setup import OpenAIArgs
 from toolbench.plugins import (
     Installed,
     PluginError,
@@ -170,6 +171,7 @@ BUILTIN: tuple[KnownModel, ...] = (
         EVERYTHING,
         "toolbench.models.openai_compat:OpenAIModel",
         retries=True,
+        options=OpenAIArgs,
     ),
     KnownModel(
         "hf:FOLDER",
