@@ -102,14 +102,23 @@ def _subject(model: str | Model | None, agent: Agent | None) -> Subject | None:
     return None if isinstance(model, str) else ModelSubject(model)  # type: ignore[arg-type]
 
 
+#: Former ``RunConfig`` fields that are a backend's options now (``model_args`` keys).
+_MOVED = {"hf_dtype": "dtype", "hf_chat_template": "chat_template", "model_replicas": "replicas"}
+
+
 def _run_config(tasks: list[str], model: str, settings: dict[str, Any]) -> RunConfig:
     """``run``'s keyword settings as a ``RunConfig``: a name that is no field, or a value of
     the wrong kind, is a ``UserError`` naming it (a misspelt ``limt=3`` would otherwise be
     dropped, and the run would not be the one asked for)."""
     from pydantic import ValidationError
 
-    fields = set(RunConfig.model_fields) - {"tasks", "model"}
+    fields = set(RunConfig.model_fields) - {"tasks", "model", "model_args"}
     for name in settings:
+        if name in _MOVED:  # settings of one backend, now that backend's own options
+            raise UserError(
+                f"toolbench.run: {name} is a backend option now: pass "
+                f"model_args={{{_MOVED[name]!r}: ...}}"
+            )
         if name not in fields:
             hint = did_you_mean(name, sorted(fields))
             raise UserError(f"toolbench.run: unknown setting {name!r}{hint}")

@@ -233,3 +233,11 @@ def test_run_help_names_model_arg_and_the_aliases() -> None:
     assert "--model-arg KEY=VALUE" in text
     for alias, key in [("--hf-dtype", "dtype"), ("--agent-timeout", "timeout=SECONDS")]:
         assert alias in text and f"--model-arg {key}" in text
+
+
+def test_the_api_names_the_model_arg_of_a_former_setting(tmp_path: Path) -> None:
+    with pytest.raises(UserError) as caught:
+        toolbench.run("home_search", "hf:/m", hf_dtype="bfloat16", out=tmp_path / "r")
+    assert str(caught.value) == (
+        "toolbench.run: hf_dtype is a backend option now: pass model_args={'dtype': ...}"
+    )
