@@ -65,11 +65,12 @@ from typing import Any
 
 import pytest
 
+from toolbench.agents import registry as subjects  # models and agents: what --model names
+from toolbench.agents.registry import require_subject as require
 from toolbench.cli.argtypes import PathArg
 from toolbench.cli.main import all_parsers, build_parser
 from toolbench.errors import UserError
-from toolbench.models import registry as models
-from toolbench.models.spec import AWARENESS, FREE_TEXT, TOOL_TASKS, require
+from toolbench.models.spec import AWARENESS, FREE_TEXT, TOOL_TASKS
 from toolbench.tasks import registry as tasks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -405,9 +406,9 @@ def _check_model(spec: str, use: str) -> str | None:
     prefix, colon, rest = spec.partition(":")
     if is_placeholder(prefix) or prefix in PLUGIN_NAMES["models"]:
         return None
-    entry = models.lookup(prefix)
+    entry = subjects.lookup_any(prefix)
     if entry is None:
-        return f"no model '{prefix}' (models: {', '.join(m.spec for m in models.all_models())})"
+        return f"no model '{prefix}' (models: {', '.join(m.spec for m in subjects.listing())})"
     if entry.argument == "none" and colon:
         return f"model {spec}: {entry.name} takes no argument"
     if entry.argument == "required" and not rest:
@@ -526,7 +527,7 @@ def test_model_flag_help_names_every_model_it_takes(command: str, flag: str) -> 
         parser = choices[word]
     help_text = parser._option_string_actions[flag].help or ""
     named = set(re.findall(r"[a-z][a-z0-9-]*", help_text))
-    able = [m.name for m in models.BUILTIN if _MODEL_FLAGS[(command, flag)] in m.answers]
+    able = [m.name for m in subjects.BUILTIN if _MODEL_FLAGS[(command, flag)] in m.answers]
     missing = [name for name in able if name not in named]
     assert not missing, f"toolbench {command} {flag}: the help does not name {missing}"
 

@@ -16,13 +16,16 @@ Tasks and models may also be objects (``toolbench.run(task=MyTask(), model=MyMod
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
 from toolbench.config import RunConfig
+from toolbench.core.agent import Agent
+from toolbench.core.subject import AgentSubject, ModelSubject, Subject
 from toolbench.core.task import Task, TaskData
 from toolbench.errors import UserError, did_you_mean
 from toolbench.models.base import Model, ModelOptions
@@ -39,6 +42,8 @@ def run(
     tasks: Tasks | None = None,
     model: str | Model | None = None,
     *,
+    agent: Agent | None = None,
+    model_args: Mapping[str, Any] | None = None,
     task: str | Task | None = None,
     out: str | Path | None = None,
     runs_dir: str | Path = "runs",
@@ -48,18 +53,20 @@ def run(
     allow_missing: bool = False,
     **config: Any,
 ) -> RunResult:
-    """Evaluate ``model`` on ``tasks`` (or one ``task``); the run folder, ``run.json`` and the
-    session's counts come back. A task is a registered name or a task object; a model is a
-    spec, as ``--model``, or an object with the ``Model`` protocol, used as given (a spec gets
-    the retries and response cache its registry entry says). ``config`` takes ``RunConfig``'s
-    fields (``limit``, ``epochs``, ``mode``, ``concurrency``, ``task_options``...). A folder
-    holding the same configuration is resumed, as on the command line."""
+    """Evaluate ``model`` (or ``agent``) on ``tasks`` (or one ``task``); the run folder,
+    ``run.json`` and the session's counts come back. A task is a registered name or a task
+    object. A model is a spec, as ``--model`` (an ``agent:`` spec too), or an object with the
+    ``Model`` protocol, used as given (a spec gets the retries and response cache its
+    registry entry says); ``agent`` is an object with the ``Agent`` protocol. ``model_args``
+    are the spec's backend options, as ``--model-arg KEY=VALUE`` (checked by the backend's
+    schema, in the runner, as on the command line). ``config`` takes ``RunConfig``'s fields
+    (``limit``, ``epochs``, ``mode``, ``concurrency``, ``task_options``...). A folder holding
+    the same configuration is resumed, as on the command line."""
     from toolbench.runner.run import execute
 
     chosen = _tasks(tasks, task)
-    if model is None:
-        raise UserError("toolbench.run: give a model (a spec such as 'oracle', or an object)")
-    spec = model if isinstance(model, str) else model.name
+    subject = _subject(model, agent)
+    spec = model if isinstance(model, str) else subject.name if subject is not None else ""
     run_config = _run_config([t.name for t in chosen], spec, config)
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     if options is None:
@@ -67,6 +74,8 @@ def run(
         options = ModelOptions(
             base_url=run_config.base_url, cache_path=cache / "responses.sqlite" if use else None
         )
+    if model_args is not None:
+        options = dataclasses.replace(options, model_args=dict(model_args))
     return execute(
         run_config,
         options,
@@ -76,8 +85,25 @@ def run(
         console=console or Console(quiet=True),
         allow_missing=allow_missing,
         tasks=chosen,
-        model=None if isinstance(model, str) else model,
+        subject=subject,
     )
+
+
+def _subject(model: str | Model | None, agent: Agent | None) -> Subject | None:
+    """The object under test ``run`` was given (None for a spec, which the runner resolves):
+    a model or an agent, by the keyword it came under."""
+    if (model is None) == (agent is None):
+        raise UserError(
+            "toolbench.run: give a model (a spec such as 'oracle', or an object) or an agent "
+            "object (one of them)"
+        )
+    if agent is not None:
+        return AgentSubject(agent)
+    return None if isinstance(model, str) else ModelSubject(model)  # type: ignore[arg-type]
+
+
+#: Former ``RunConfig`` fields that are a backend's options now (``model_args`` keys).
+_MOVED = {"hf_dtype": "dtype", "hf_chat_template": "chat_template", "model_replicas": "replicas"}
 
 
 def _run_config(tasks: list[str], model: str, settings: dict[str, Any]) -> RunConfig:
@@ -86,8 +112,13 @@ def _run_config(tasks: list[str], model: str, settings: dict[str, Any]) -> RunCo
     dropped, and the run would not be the one asked for)."""
     from pydantic import ValidationError
 
-    fields = set(RunConfig.model_fields) - {"tasks", "model"}
+    fields = set(RunConfig.model_fields) - {"tasks", "model", "model_args"}
     for name in settings:
+        if name in _MOVED:  # settings of one backend, now that backend's own options
+            raise UserError(
+                f"toolbench.run: {name} is a backend option now: pass "
+                f"model_args={{{_MOVED[name]!r}: ...}}"
+            )
         if name not in fields:
             hint = did_you_mean(name, sorted(fields))
             raise UserError(f"toolbench.run: unknown setting {name!r}{hint}")
@@ -135,7 +166,7 @@ def load_task(name: str, version: str = "v0", data_dir: str | Path | None = None
 def make_model(spec: str, **options: Any) -> Model:
     """A model from a spec (``openai:NAME``, ``hf:PATH``, ``oracle``...), with retries and the
     response cache as the command line sets them up; ``options`` are ``ModelOptions`` fields
-    (``base_url``, ``api_key``, ``timeout_s``, ``cache_path``...)."""
+    (``base_url``, ``api_key``, ``timeout_s``, ``cache_path``, ``model_args``...)."""
     from toolbench.models.spec import make_model as build
 
     return build(spec, ModelOptions(**options))

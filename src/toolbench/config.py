@@ -30,7 +30,6 @@ OPERATIONAL = frozenset(
         "data_dir",
         "executor",
         "ray_address",
-        "model_replicas",
     }
 )
 
@@ -53,10 +52,10 @@ class RunConfig(BaseModel):
     stop: list[str] | None = None
     # The instruction of chat and tools prompts instead of each mode's own (--system-prompt).
     system_prompt: str | None = None
-    # hf: models: the dtype weights are loaded in (changes results, so part of the fingerprint).
-    hf_dtype: str = "auto"
-    # hf: models: the digest of a chat template file of the run's own (--hf-chat-template).
-    hf_chat_template: str | None = None
+    # The backend's own options that can change a result (``--model-arg``, checked by its
+    # schema: hf's dtype, its chat template's digest...), as the runner found them: set by
+    # the runner from the backend (``validate.with_model_args``), never by hand.
+    model_args: dict[str, Any] = Field(default_factory=dict)
     temperature: float = 0.0
     seed: int | None = 0
     epochs: int = Field(default=1, ge=1)
@@ -76,8 +75,6 @@ class RunConfig(BaseModel):
     # resumes across executors, and its records are the same.
     executor: Literal["local", "ray"] = "local"
     ray_address: str | None = None
-    # A local model (hf:) served by this many Ray actors (--model-replicas); 1: in-process.
-    model_replicas: int = Field(default=1, ge=1)
 
     def settings(self) -> dict[str, Any]:
         """The settings that can change a result, as plain JSON data."""

@@ -19,8 +19,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolbench.agents.process import AgentSettings, ProcessAgent, make_agent, parse_command
-from toolbench.core.agent import AgentBrief, ToolCall, ToolReply, ToolSpec
+from toolbench.agents.process import AgentSettings, ProcessAgent, parse_command
+from toolbench.agents.registry import make_agent
+from toolbench.core.agent import Agent, AgentBrief, ToolCall, ToolReply, ToolSpec
 from toolbench.errors import UserError
 from toolbench.models.base import Model, ModelOptions
 from toolbench.types import Outcome, Status
@@ -206,12 +207,15 @@ def test_attempts_run_at_once_on_one_hub_each_with_its_own_world(tmp_path: Path)
     assert [w.notes for w in worlds] == [["w0"], ["w1"], ["w2"]]
 
 
-def test_the_agent_is_a_model_for_the_runner_but_answers_no_prompt() -> None:
-    a = make_agent(f"{PY} x.py", ModelOptions(agent_timeout_s=7))
-    assert isinstance(a, Model) and a.cacheable is False
+def test_the_agent_is_an_agent_and_no_model() -> None:
+    """Deliberately changed by issue 38 (it was "the agent is a model for the runner but
+    answers no prompt", asserting ``isinstance(a, Model)`` and a ``generate`` that raised
+    TypeError): the thing under test is a Subject, a model or an agent, and an agent is
+    never passed as a model, so it has no ``generate`` at all."""
+    a = make_agent(f"{PY} x.py", ModelOptions(model_args={"timeout": 7}))
+    assert isinstance(a, ProcessAgent) and isinstance(a, Agent) and not isinstance(a, Model)
+    assert not hasattr(a, "generate") and not hasattr(a, "cacheable")
     assert a.name == f"agent:{PY} x.py" and a.timeout_s == 7 and a.argv == [PY, "x.py"]
-    with pytest.raises(TypeError, match="is an agent"):
-        asyncio.run(a.generate(None))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

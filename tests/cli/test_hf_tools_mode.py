@@ -280,7 +280,7 @@ async def test_recorded_replies_in_each_format_become_tool_calls(
     script: Callable[[Reply], list[str]],
 ) -> None:
     prompts = script(lambda model, request, prompt: reply)
-    model = HFModel(str(models[syntax]), ModelOptions(hf_device="cpu"))
+    model = HFModel(str(models[syntax]), ModelOptions(model_args={"device": "cpu"}))
     try:
         generation = await model.generate(ASK)
     finally:
@@ -297,7 +297,7 @@ async def test_a_reply_without_a_call_stays_text(
     models: dict[str, Path], script: Callable[[Reply], list[str]]
 ) -> None:
     script(lambda model, request, prompt: "It will be sunny. [see get_weather docs]")
-    model = HFModel(str(models["hermes"]), ModelOptions(hf_device="cpu"))
+    model = HFModel(str(models["hermes"]), ModelOptions(model_args={"device": "cpu"}))
     try:
         generation = await model.generate(ASK)
     finally:

@@ -213,6 +213,8 @@ def bad_values(prog: str, action: argparse.Action, w: World) -> tuple[str, ...]:
         return ("",)
     if kind is argtypes.hf_device:
         return ("", "gpu", "cuda:", "cuda:x", "tpu:0")
+    if kind is argtypes.model_arg:  # the last: a key the backend (oracle) does not take
+        return ("", "batch_size", "=4", "nosuchkey=1")
     if kind is argtypes.task_option:
         return ("", "history=2", "web_shop=2", "web_shop.=2", ".history=2", "web_shop.2x=1")
     if kind is argtypes.text:

@@ -95,7 +95,7 @@ async def test_greedy_generation_is_deterministic(tiny: Path) -> None:
 
 
 async def test_concurrent_calls_are_batched_and_match_one_by_one(tiny: Path) -> None:
-    model = make_model(f"hf:{tiny}", ModelOptions(hf_batch_size=8))
+    model = make_model(f"hf:{tiny}", ModelOptions(model_args={"batch_size": 8}))
     assert isinstance(model, HFModel)
     batched = await asyncio.gather(*(model.generate(r) for r in prompts(8)))
     assert model.generate_calls < 8
@@ -108,7 +108,7 @@ async def test_concurrent_calls_are_batched_and_match_one_by_one(tiny: Path) -> 
 
 
 async def test_batch_size_limit_and_mixed_max_tokens(tiny: Path) -> None:
-    model = HFModel(str(tiny), ModelOptions(hf_batch_size=4))
+    model = HFModel(str(tiny), ModelOptions(model_args={"batch_size": 4}))
     requests = [GenerationRequest(prompt=f"the quick {i}", max_tokens=2 + i % 3) for i in range(10)]
     results = await asyncio.gather(*(model.generate(r) for r in requests))
     await model.aclose()
@@ -208,7 +208,7 @@ def test_unloadable_directory_is_a_user_error(tmp_path: Path) -> None:
 
 
 async def test_a_failing_request_does_not_fail_its_batch(tiny: Path) -> None:
-    model = HFModel(str(tiny), ModelOptions(hf_batch_size=8))
+    model = HFModel(str(tiny), ModelOptions(model_args={"batch_size": 8}))
     real = model._generate_batch
 
     def fragile(items: list[Any], temperature: float, seed: int | None) -> list[Any]:

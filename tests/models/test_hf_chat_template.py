@@ -29,12 +29,14 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_runs_template_renders_the_chat(model_dir: Path, tmp_path: Path) -> None:
     path = tmp_path / "chat.jinja"
     path.write_text(TEMPLATE, encoding="utf-8")
-    model = HFModel(str(model_dir), ModelOptions(hf_device="cpu", hf_chat_template=path))
+    model = HFModel(
+        str(model_dir), ModelOptions(model_args={"device": "cpu", "chat_template": path})
+    )
     request = GenerationRequest(messages=({"role": "user", "content": "find homes"},))
     shown = model.tokenizer.decode(model._encode(request))
     assert shown.startswith("<<user>> find homes") and shown.endswith("<<assistant>>")
     assert model.name.startswith(f"hf:{model_dir}+template-")
-    plain = HFModel(str(model_dir), ModelOptions(hf_device="cpu"))
+    plain = HFModel(str(model_dir), ModelOptions(model_args={"device": "cpu"}))
     assert plain.name == f"hf:{model_dir}"  # the cache never serves one template's answers
 
 

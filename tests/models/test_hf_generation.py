@@ -35,7 +35,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def model(tiny: Path) -> HFModel:
-    return HFModel(str(tiny), ModelOptions(hf_device="cpu"))
+    return HFModel(str(tiny), ModelOptions(model_args={"device": "cpu"}))
 
 
 def encode(model: HFModel, text: str) -> list[int]:
@@ -305,9 +305,10 @@ async def test_different_stops_never_share_a_generate_call(model: HFModel) -> No
 
 async def test_dtype_changes_the_name_and_the_cache_key(tiny: Path, tmp_path: Path) -> None:
     cache = tmp_path / "c.sqlite"
-    plain = make_model(f"hf:{tiny}", ModelOptions(cache_path=cache, hf_device="cpu"))
+    plain = make_model(f"hf:{tiny}", ModelOptions(cache_path=cache, model_args={"device": "cpu"}))
     half = make_model(
-        f"hf:{tiny}", ModelOptions(cache_path=cache, hf_device="cpu", hf_dtype="bfloat16")
+        f"hf:{tiny}",
+        ModelOptions(cache_path=cache, model_args={"device": "cpu", "dtype": "bfloat16"}),
     )
     assert plain.name == f"hf:{tiny}" and half.name == f"hf:{tiny}@bfloat16"
     assert half.inner.dtype == "bfloat16"  # type: ignore[attr-defined]
@@ -328,4 +329,4 @@ def test_default_device_and_a_missing_gpu(tiny: Path) -> None:
     if torch.cuda.is_available():
         return
     with pytest.raises(UserError, match="--hf-device cuda: torch sees no CUDA GPU"):
-        HFModel(str(tiny), ModelOptions(hf_device="cuda"))
+        HFModel(str(tiny), ModelOptions(model_args={"device": "cuda"}))

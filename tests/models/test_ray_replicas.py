@@ -92,11 +92,11 @@ def test_replica_names_differ_per_model_and_copy_and_repeat_per_group(
 )
 def test_backends_that_do_not_run_a_model_here_refuse_replicas(spec: str, why: str) -> None:
     with pytest.raises(UserError) as caught:
-        make_model(spec, ModelOptions(replicas=2))
+        make_model(spec, ModelOptions(model_args={"replicas": 2}))
     message = str(caught.value)
     assert message.startswith(f"--model-replicas 2: cannot replicate {spec}: ")
     assert why in message and "\n" not in message
-    one = ModelOptions(replicas=1, base_url="http://127.0.0.1:9/v1")
+    one = ModelOptions(base_url="http://127.0.0.1:9/v1", model_args={"replicas": 1})
     assert make_model(spec, one).name  # one copy: as ever
 
 
@@ -105,7 +105,7 @@ def test_replicas_without_ray_installed_say_how_to_install_it(
 ) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # ``import ray`` raises ImportError
     with pytest.raises(UserError) as caught:
-        make_model("hf:/models/any", ModelOptions(replicas=2))
+        make_model("hf:/models/any", ModelOptions(model_args={"replicas": 2}))
     assert str(caught.value) == (
         "--model-replicas: Ray is not installed; install it with pip install 'toolbench[ray]'"
     )
@@ -113,7 +113,7 @@ def test_replicas_without_ray_installed_say_how_to_install_it(
 
 def test_a_wrong_spec_is_refused_before_replicas_are_considered() -> None:
     with pytest.raises(UserError, match="unknown model 'hff:x'"):
-        make_model("hff:x", ModelOptions(replicas=2))
+        make_model("hff:x", ModelOptions(model_args={"replicas": 2}))
 
 
 def test_what_only_builtin_models_read_is_not_shipped_to_a_replica() -> None:
@@ -147,14 +147,15 @@ def test_a_replicas_exception_crosses_as_itself_or_as_an_infra_error() -> None:
 def test_a_replica_that_cannot_load_its_model_says_why_instead_of_dying(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import toolbench.models.spec as spec_module
+    import toolbench.models.ray_replicas as spec_module  # where the replica finds it
 
     def broken(spec: str, options: ModelOptions) -> Any:
-        assert options.replicas == 1  # a replica holds one bare copy
+        # (issue 38: replicas are the backend's option now, no longer ModelOptions.replicas)
+        assert options.model_args["replicas"] == 1  # a replica holds one bare copy
         raise RuntimeError("CUDA out of\nmemory")
 
     monkeypatch.setattr(spec_module, "make_bare_model", broken)
-    server = ReplicaServer("hf:/m", ModelOptions(replicas=2), creator="me")
+    server = ReplicaServer("hf:/m", ModelOptions(model_args={"replicas": 2}), creator="me")
     assert server.model is None and server.creator == "me"
     assert server.error == (
         "--model-replicas 2: a replica could not load hf:/m (RuntimeError: CUDA out of memory)"
@@ -290,7 +291,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _options(**more: Any) -> ModelOptions:
-    return ModelOptions(replicas=2, replica_group=uuid.uuid4().hex[:8], **more)
+    return ModelOptions(replica_group=uuid.uuid4().hex[:8], **more, model_args={"replicas": 2})
 
 
 def _requests() -> list[GenerationRequest]:

@@ -316,7 +316,9 @@ def test_make_model_loads_from_the_cache_and_answers(
         raise AssertionError("the converted folder is in the cache: nothing to convert")
 
     monkeypatch.setattr(smollm2, "convert", no_conversion)
-    options = ModelOptions(cache_path=converted["cache"] / "responses.sqlite", hf_device="cpu")
+    options = ModelOptions(
+        cache_path=converted["cache"] / "responses.sqlite", model_args={"device": "cpu"}
+    )
     model = smollm2.make_model(None, options)
     assert model.name == "smollm2"
     request = GenerationRequest(messages=tuple(PROBE), max_tokens=16)

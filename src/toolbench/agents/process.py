@@ -7,9 +7,10 @@ per sample x epoch in a fresh empty folder of its own; it reads the user's reque
 exits 0 when done. An agent is untrusted code: each attempt runs in the OS layer of
 ``agents.contain`` (own namespaces, a read-only view without the data, the run folder, the
 cache or other samples, an allow-listed environment, memory and process limits), and what it
-does is hostile input, bounded here: wall time (``--agent-timeout``), and 1 MB on each of
-stdout and stderr (read as it comes, never all kept); past either, the attempt is killed with
-everything it started and the sample is its failure (model_error), while the run goes on.
+does is hostile input, bounded here: wall time (``--model-arg timeout``, alias
+``--agent-timeout``), and 1 MB on each of stdout and stderr (read as it comes, never all
+kept); past either, the attempt is killed with everything it started and the sample is its
+failure (model_error), while the run goes on.
 """
 
 from __future__ import annotations
@@ -28,24 +29,20 @@ import time
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from toolbench.agents import contain, require_mcp
+from toolbench.agents import contain
 from toolbench.agents.contain import AgentLimits, View
 from toolbench.agents.hub import Hub
 from toolbench.core.agent import MAX_FINAL_MESSAGE_CHARS, AgentBrief, AgentEnd, AgentWorld
 from toolbench.errors import UserError
-
-if TYPE_CHECKING:
-    from toolbench.models.base import ModelOptions
-    from toolbench.types import Generation, GenerationRequest
 
 #: Bytes an agent may print on each of stdout and stderr before it is killed.
 MAX_OUTPUT_BYTES = 1_000_000
 #: The longest request also given as ``$TOOLBENCH_REQUEST`` (the OS refuses an environment
 #: string over 128 KiB); a longer one is on stdin only.
 MAX_ENV_REQUEST_BYTES = 100_000
-#: The default wall-time limit of one attempt (``--agent-timeout``).
+#: The default wall-time limit of one attempt (``--model-arg timeout``, alias ``--agent-timeout``).
 DEFAULT_TIMEOUT_S = 300.0
 #: The stderr tail kept for the record of a failed attempt.
 STDERR_TAIL_CHARS = 2_000
@@ -53,27 +50,6 @@ STDERR_TAIL_CHARS = 2_000
 DRAIN_S = 5.0
 _CHUNK = 65_536
 _POLL_S = 0.02
-
-
-def make_agent(argument: str | None, options: ModelOptions) -> Any:
-    """The registry's factory for ``agent:COMMAND`` (and the harness's own ``agent:oracle``
-    and ``agent:replay:FILE``): refuses, before any work, a command that cannot be run, a
-    missing MCP SDK (every sample would fail the same way), and ``TOOLBENCH_ISOLATION=full``
-    where agents cannot be contained."""
-    command = (argument or "").strip()
-    require_mcp(f"--model agent:{command}")
-    limits = AgentLimits(
-        memory_mb=options.agent_memory_mb,
-        network=contain.check_network(options.agent_network),
-        passed_env=tuple(options.agent_env),
-    )
-    cache = options.cache_path.parent if options.cache_path is not None else None
-    settings = AgentSettings(float(options.agent_timeout_s), limits, cache)
-    if command == "oracle" or command.startswith("replay:"):
-        from toolbench.agents.scripted import make_scripted
-
-        return make_scripted(command, options, settings)
-    return ProcessAgent(command, parse_command(command), settings)
 
 
 @dataclass(frozen=True)
@@ -125,11 +101,10 @@ def _resolved(word: str) -> str:
 
 
 class ProcessAgent:
-    """``--model agent:COMMAND``: one contained process per attempt (see module doc). Never
-    cached: an agent's attempt is a run of a program on a live world, not an answer to a
-    request."""
-
-    cacheable = False
+    """``--model agent:COMMAND``: one contained process per attempt (see module doc). An
+    agent, not a model: it answers no prompt, and nothing of it is cached (an attempt is a
+    run of a program on a live world, not an answer to a request). Built by
+    ``agents.registry.make_agent``."""
 
     def __init__(
         self, command: str, argv: list[str], settings: AgentSettings | None = None
@@ -153,12 +128,6 @@ class ProcessAgent:
     def isolation(self) -> dict[str, Any]:
         """What kept the agent in, for run.json's ``agent_isolation``."""
         return self.containment.describe(self.settings.limits)
-
-    async def generate(self, request: GenerationRequest) -> Generation:
-        raise TypeError(
-            f"{self.name} is an agent: it solves samples itself over MCP (attempt), and cannot "
-            "answer a prompt; use it only as the model under test of 'toolbench run'"
-        )
 
     async def aclose(self) -> None:
         await self._hub.close()

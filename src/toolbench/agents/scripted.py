@@ -49,8 +49,6 @@ def make_scripted(spec: str, options: ModelOptions, settings: AgentSettings) -> 
 class ScriptedAgent:
     """The harness's scripted agent (see module doc)."""
 
-    cacheable = False
-
     def __init__(self, spec: str, model: Model | None, player: ProcessAgent) -> None:
         self.name = f"agent:{spec}"
         self.model = model
@@ -59,9 +57,6 @@ class ScriptedAgent:
     @property
     def isolation(self) -> dict[str, Any]:
         return self.player.isolation
-
-    async def generate(self, request: GenerationRequest) -> Any:
-        return await self.player.generate(request)
 
     async def aclose(self) -> None:
         await self.player.aclose()

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from toolbench.errors import UserError
+from toolbench.models.args import parse_pair
 
 SEED_MAX = 2**32 - 1  # numpy's and most servers' range; torch and random take it too
 
@@ -125,6 +126,14 @@ def hf_device(value: str) -> str:
     ):
         return text_value
     raise argparse.ArgumentTypeError("use auto, cpu, mps, cuda or cuda:N (e.g. cuda:1)")
+
+
+def model_arg(value: str) -> tuple[str, str]:
+    """``KEY=VALUE`` -> (key, value); the backend's schema reads the value (``models.args``)."""
+    try:
+        return parse_pair(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def task_option(value: str) -> tuple[str, str, Any]:

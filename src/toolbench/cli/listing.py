@@ -69,12 +69,20 @@ def _task_row(task: Task) -> list[str]:
 
 
 def _model_table(table: Table) -> list[str]:
-    from toolbench.models.registry import all_models, problems
+    from toolbench.agents import registry as agents
+    from toolbench.models import registry as models
+    from toolbench.models.args import option_rows
 
-    for column in ("model spec", "what it is", "needs", "used by"):
+    for column in ("model spec", "what it is", "needs", "used by", "options (--model-arg)"):
         table.add_column(column)
-    left_out = problems()
-    for model in all_models():
+    left_out = [*models.problems(), *agents.problems()]
+    for entry in agents.listing():
+        # Each option of the backend's own schema: NAME (TYPE, default DEFAULT): HELP.
+        options = "\n".join(
+            f"{row.name} ({row.type}, default {row.default}): {row.help}"
+            for row in option_rows(entry.options)
+        )
+        texts = (entry.spec, entry.what, entry.needs, entry.runs, options or "-")
         # escape: "toolbench[dense]" and "random[:SEED]" are not rich markup
-        table.add_row(*(escape(text) for text in (model.spec, model.what, model.needs, model.runs)))
+        table.add_row(*(escape(text) for text in texts))
     return left_out

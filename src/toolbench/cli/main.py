@@ -15,12 +15,11 @@ from pathlib import Path
 from rich.console import Console
 
 from toolbench import __version__
+from toolbench.agents.registry import BUILTIN as BUILTIN_SUBJECTS
 from toolbench.cli import argtypes
 from toolbench.cli.usage import EXIT_USAGE
 from toolbench.cli.usage import Parser as _Parser
 from toolbench.errors import UserError
-from toolbench.models.base import MAX_RESPONSE_BYTES
-from toolbench.models.registry import BUILTIN as BUILTIN_MODELS
 from toolbench.models.registry import TOOL_TASKS
 from toolbench.sandbox.limits import DEFAULT_WALL_S
 from toolbench.tasks.service import SIMULATED_API_KEY
@@ -111,8 +110,18 @@ def _add_run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     run.add_argument(
         "--model",
         required=True,
-        help=" | ".join(m.spec for m in BUILTIN_MODELS if TOOL_TASKS in m.answers)
+        help=" | ".join(m.spec for m in BUILTIN_SUBJECTS if TOOL_TASKS in m.answers)
         + " (toolbench list models says what each is, installed models too)",
+    )
+    run.add_argument(
+        "--model-arg",
+        type=argtypes.model_arg,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an option of the model's backend (repeatable), e.g. dtype=bfloat16 for hf:, "
+        "timeout=60 for agent:; 'toolbench list models' names each backend's options. The "
+        "--hf-*, --agent-* and --model-replicas flags are aliases of these",
     )
     run.add_argument(
         "--base-url",
@@ -162,31 +171,30 @@ def _add_run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     run.add_argument(
         "--max-response-bytes",
         type=argtypes.positive_int,
-        default=MAX_RESPONSE_BYTES,
         metavar="N",
-        help="bytes of one model server reply read at most, after decompression (16 MiB); a "
-        "longer reply is that sample's infra error",
+        help="openai: bytes of one model server reply read at most, after decompression (16 "
+        "MiB); a longer reply is that sample's infra error (alias of --model-arg "
+        "max_response_bytes=N)",
     )
     run.add_argument(
         "--agent-timeout",
         type=argtypes.seconds,
-        default=300.0,
         metavar="SECONDS",
-        help="agent:COMMAND: wall time of one attempt before everything it started is killed",
+        help="agent:COMMAND: wall time of one attempt before everything it started is killed "
+        "(300; alias of --model-arg timeout=SECONDS)",
     )
     run.add_argument(
         "--agent-network",
         choices=("host", "none"),
-        default="host",
         help="agent:COMMAND: host (default: it may call remote model APIs) or none (only its "
-        "sample's MCP endpoint)",
+        "sample's MCP endpoint); alias of --model-arg network=...",
     )
     run.add_argument(
         "--agent-memory",
         type=argtypes.non_negative_int,
-        default=8192,
         metavar="MB",
-        help="agent:COMMAND: address space of each of its processes (0: unlimited)",
+        help="agent:COMMAND: address space of each of its processes (8192; 0: unlimited; "
+        "alias of --model-arg memory=MB)",
     )
     run.add_argument(
         "--agent-env",
@@ -194,7 +202,8 @@ def _add_run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         default=[],
         metavar="NAME",
         help="agent:COMMAND: pass this variable of your environment to the agent (repeatable; "
-        "*_API_KEY, *_BASE_URL, PATH, proxies and locale pass anyway)",
+        "*_API_KEY, *_BASE_URL, PATH, proxies and locale pass anyway; alias of --model-arg "
+        "env=A,B)",
     )
     run.add_argument(
         "--max-retries",
@@ -267,25 +276,25 @@ def _add_run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     run.add_argument(
         "--hf-batch-size",
         type=argtypes.positive_int,
-        default=8,
-        help="hf: prompts per generate call",
+        help="hf: prompts per generate call (8; alias of --model-arg batch_size=N)",
     )
     run.add_argument(
         "--hf-device",
         type=argtypes.hf_device,
-        default="auto",
-        help="hf: where the model runs: auto (a GPU when there is one), cpu, mps, cuda[:N]",
+        help="hf: where the model runs: auto (a GPU when there is one), cpu, mps, cuda[:N] "
+        "(alias of --model-arg device=...)",
     )
     run.add_argument(
         "--hf-chat-template",
         type=argtypes.PathArg("file"),
-        help="hf: a Jinja chat template file to use instead of the tokenizer's own",
+        help="hf: a Jinja chat template file to use instead of the tokenizer's own (alias of "
+        "--model-arg chat_template=FILE)",
     )
     run.add_argument(
         "--hf-dtype",
         choices=["auto", "float32", "bfloat16", "float16"],
-        default="auto",
-        help="hf: weight dtype (auto: the checkpoint's on a GPU, float32 on the CPU)",
+        help="hf: weight dtype (auto: the checkpoint's on a GPU, float32 on the CPU; alias of "
+        "--model-arg dtype=...)",
     )
     run.add_argument(
         "--executor",
@@ -303,9 +312,9 @@ def _add_run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     run.add_argument(
         "--model-replicas",
         type=argtypes.positive_int,
-        default=1,
         metavar="N",
-        help="hf: serve the model as N Ray actors (on GPUs where the cluster has them)",
+        help="hf: serve the model as N Ray actors (on GPUs where the cluster has them; alias "
+        "of --model-arg replicas=N)",
     )
     run.add_argument(
         "--live",

@@ -9,6 +9,7 @@ from typing import Any
 
 from rich.console import Console
 
+from toolbench.agents.registry import backend_keys
 from toolbench.cli import argtypes
 from toolbench.config import RunConfig
 from toolbench.core.capabilities import BuildsFirstRequest, option_defaults
@@ -38,17 +39,6 @@ def prompt_settings(args: argparse.Namespace) -> dict[str, Any]:
         "stop": stop_setting(args),
         "system_prompt": args.system_prompt,
     }
-
-
-def template_digest(path: Path | None) -> str | None:
-    """The run's chat template in its fingerprint: the file's content digest, so an edited
-    template is a different run (the file itself is checked when the model loads it)."""
-    if path is None:
-        return None
-    from toolbench.models.hf_setup import read_chat_template
-
-    template = read_chat_template(path)
-    return None if template is None else template.digest
 
 
 def stop_setting(args: argparse.Namespace) -> list[str] | None:
@@ -120,28 +110,55 @@ def endpoint_identity(urls: list[str]) -> str | None:
     return " ".join(sorted(urls)) if urls else None
 
 
-def model_options(args: argparse.Namespace, cache_dir: Path) -> ModelOptions:
-    """Backend settings from the model flags every model-calling command shares."""
+#: The backend flags kept as aliases of ``--model-arg KEY=VALUE``: flag's dest -> KEY. A given
+#: one sets that option of a backend that has it; a backend without it ignores it, as before
+#: (``--model-replicas`` excepted: a backend that cannot be replicated refuses it).
+ALIASES = {
+    "hf_batch_size": "batch_size",
+    "hf_device": "device",
+    "hf_dtype": "dtype",
+    "hf_chat_template": "chat_template",
+    "agent_timeout": "timeout",
+    "agent_network": "network",
+    "agent_memory": "memory",
+    "agent_env": "env",
+    "max_response_bytes": "max_response_bytes",
+}
+
+
+def model_args_from(args: argparse.Namespace) -> dict[str, Any]:
+    """The backend options of ``run``'s flags: the aliases given, then each ``--model-arg``
+    (which wins). Nothing is checked here: the runner checks them against the backend's
+    schema, for the command line and ``toolbench.run`` alike."""
+    keys = backend_keys(args.model)
+    given: dict[str, Any] = {}
+    for dest, key in ALIASES.items():
+        value = vars(args)[dest]
+        if value not in (None, []) and key in keys:
+            given[key] = value
+    if args.model_replicas is not None:
+        given["replicas"] = args.model_replicas
+        if args.ray_address is not None and "ray_address" in keys:
+            given["ray_address"] = args.ray_address
+    given.update(dict(args.model_arg))
+    return given
+
+
+def model_options(
+    args: argparse.Namespace, cache_dir: Path, model_args: dict[str, Any] | None = None
+) -> ModelOptions:
+    """Backend settings from the model flags every model-calling command shares, and the
+    backend's own options (``model_args``: ``run``'s ``model_args_from``)."""
     urls = endpoints_of(args)
     return ModelOptions(
         base_url=urls[0] if urls else None,
         base_urls=tuple(urls) if len(urls) > 1 else (),
         api_key=args.api_key,
         timeout_s=args.timeout,
-        max_response_bytes=getattr(args, "max_response_bytes", ModelOptions.max_response_bytes),
         max_retries=args.max_retries,
         retry_budget_s=getattr(args, "retry_budget", None),
         cache_path=None if args.no_cache else cache_dir / "responses.sqlite",
-        hf_batch_size=getattr(args, "hf_batch_size", ModelOptions.hf_batch_size),
-        hf_device=getattr(args, "hf_device", ModelOptions.hf_device),
-        hf_dtype=getattr(args, "hf_dtype", ModelOptions.hf_dtype),
-        hf_chat_template=getattr(args, "hf_chat_template", None),
-        replicas=getattr(args, "model_replicas", 1),
-        ray_address=getattr(args, "ray_address", None),
-        agent_timeout_s=getattr(args, "agent_timeout", ModelOptions.agent_timeout_s),
-        agent_network=getattr(args, "agent_network", ModelOptions.agent_network),
-        agent_memory_mb=getattr(args, "agent_memory", ModelOptions.agent_memory_mb),
-        agent_env=tuple(getattr(args, "agent_env", ())),
+        model_args=model_args or {},
     )
 
 
@@ -155,8 +172,6 @@ def command_run(args: argparse.Namespace, console: Console, default_cache: Path)
         base_url=endpoint_identity(endpoints_of(args)),
         **prompt_settings(args),
         temperature=args.temperature,
-        hf_dtype=args.hf_dtype,
-        hf_chat_template=template_digest(args.hf_chat_template),
         seed=args.seed,
         epochs=args.epochs,
         limit=args.limit,
@@ -169,10 +184,9 @@ def command_run(args: argparse.Namespace, console: Console, default_cache: Path)
         roles=dict(args.role),
         executor=args.executor,
         ray_address=args.ray_address,
-        model_replicas=args.model_replicas,
     )
     cache_dir = args.cache_dir or default_cache
-    options = model_options(args, cache_dir)
+    options = model_options(args, cache_dir, model_args_from(args))
     result = execute(
         config,
         options,

@@ -89,6 +89,7 @@ def record_human(
     config: RunConfig, args: argparse.Namespace, console: Console, cache_dir: Path
 ) -> int:
     """Serve until every goal is recorded (exit 0) or the server stops (130, resumable)."""
+    from toolbench.core.subject import ModelSubject
     from toolbench.models.base import ModelOptions
     from toolbench.runner.run import execute
     from toolbench.tasks.registry import get_task
@@ -99,7 +100,7 @@ def record_human(
 
     def run() -> Any:
         return execute(config, ModelOptions(), args.out, args.runs_dir, cache_dir, console,
-                       tasks=[get_task("web_shop")], model=model)  # fmt: skip
+                       tasks=[get_task("web_shop")], subject=ModelSubject(model))  # fmt: skip
 
     thread = _RunThread(run, wake.set)
     thread.start()

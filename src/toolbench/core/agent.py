@@ -11,7 +11,7 @@ Everything an agent sends is hostile input: ``call`` never raises for what the a
 (an unknown tool, wrong types, a refused action are ``ToolReply(is_error=True)`` in the API's
 own words), only for the harness's own trouble (``InfraError``). ``solve_with_agent`` is the
 one place an agent's attempt becomes an outcome: the runner calls it instead of the task's
-``solve`` when the model under test is an ``Agent``.
+``solve`` when the subject under test is an agent (``core.subject.AgentSubject``).
 """
 
 from __future__ import annotations
@@ -171,6 +171,8 @@ class Agent(Protocol):
     name: str
 
     async def attempt(self, world: AgentWorld, brief: AgentBrief) -> AgentEnd: ...
+
+    async def aclose(self) -> None: ...
 
 
 @runtime_checkable

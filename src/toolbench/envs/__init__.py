@@ -16,7 +16,6 @@ import importlib
 from typing import Any
 
 ENV_ID = "toolbench/WebShop-v0"
-ENTRY_POINT = "toolbench.envs.web_shop:WebShopEnv"
 INSTALL_HINT = "toolbench.envs needs gymnasium: pip install 'toolbench[envs]'"
 
 __all__ = ["ENV_ID", "WebShopEnv", "register"]
@@ -33,13 +32,27 @@ def register() -> None:
     """Register ``toolbench/WebShop-v0`` with gymnasium (once; harmless to repeat)."""
     gymnasium = _gymnasium()
     if ENV_ID not in gymnasium.registry:
-        gymnasium.register(id=ENV_ID, entry_point=ENTRY_POINT)
+        gymnasium.register(id=ENV_ID, entry_point=_make_env)
+
+
+def _make_env(**kwargs: Any) -> Any:
+    """What ``gymnasium.make`` calls: a ``WebShopEnv`` (the class is imported only now)."""
+    return _web_shop().WebShopEnv(**kwargs)
+
+
+def _web_shop() -> Any:
+    """``toolbench.envs.web_shop``, imported on first use, on purpose: it imports gymnasium
+    (an optional extra) and the web_shop store at import, which ``import toolbench.envs``
+    must not need (it says how to install the extra instead)."""
+    _gymnasium()
+    from toolbench.envs import web_shop
+
+    return web_shop
 
 
 def __getattr__(name: str) -> Any:
     if name == "WebShopEnv":
-        _gymnasium()
-        return importlib.import_module("toolbench.envs.web_shop").WebShopEnv
+        return _web_shop().WebShopEnv
     raise AttributeError(f"module 'toolbench.envs' has no attribute {name!r}")
 
 

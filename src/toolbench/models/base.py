@@ -7,16 +7,16 @@ the model itself is at fault in a way that has no text (counted as a model error
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+from pydantic import BaseModel
 
 from toolbench.types import Generation, GenerationRequest
 
-#: ``ModelOptions.max_response_bytes`` unless ``--max-response-bytes`` says otherwise: a chat
-#: reply is a few KB, so 16 MiB is room for any real one and little memory for a hostile one.
-MAX_RESPONSE_BYTES = 16 << 20
+A = TypeVar("A", bound=BaseModel)
 
 
 class ModelOutputError(Exception):
@@ -48,7 +48,8 @@ class FitsData(Protocol):
 
 @dataclass(frozen=True)
 class ModelOptions:
-    """Backend settings from the command line. Not every backend uses every field."""
+    """What every backend may read (a server's address and key, time limits, the cache), and
+    one backend's own options (``model_args``, checked by that backend's schema)."""
 
     base_url: str | None = None
     # Several endpoints serving one model (--base-url repeated): requests go to the one with
@@ -56,35 +57,26 @@ class ModelOptions:
     base_urls: tuple[str, ...] = ()
     api_key: str | None = None
     timeout_s: float = 60.0
-    # The most bytes of one reply a server backend reads, counted after decompression
-    # (--max-response-bytes): a reply over it is that sample's infra error, not the run's memory.
-    max_response_bytes: int = MAX_RESPONSE_BYTES
     max_retries: int = 6
     # Cache: None disables it. The CLI sets it to <cache dir>/responses.sqlite by default.
     cache_path: Path | None = None
     # Seconds one request may spend in retries (all attempts and waits together); None: the
     # retry layer's default, derived from ``timeout_s``.
     retry_budget_s: float | None = None
-    # Hugging Face backend. Device "auto": the first GPU when there is one, else the CPU;
-    # dtype "auto": the checkpoint's own dtype on a GPU, float32 on the CPU.
-    hf_batch_size: int = 8
-    hf_device: str = "auto"
-    hf_dtype: str = "auto"
-    # A Jinja chat template file used instead of the tokenizer's own (--hf-chat-template).
-    hf_chat_template: Path | None = None
-    # A local model served by this many Ray actors (``models.ray_replicas``), on the Ray
-    # cluster at ``ray_address`` (None: $RAY_ADDRESS, else a local one); 1: in-process.
-    replicas: int = 1
-    ray_address: str | None = None
+    # The backend's own options (``--model-arg KEY=VALUE``, ``toolbench.run(model_args=)``),
+    # as given: ``spec.make_model`` checks them against the backend's schema (``models.args``)
+    # before it builds, and the backend reads them with ``args``.
+    model_args: Mapping[str, Any] = field(default_factory=dict, hash=False)
     # The run's replicas are Ray actors named after this group (set once by the process that
     # starts the run), so every process of the run that builds the model finds the same ones.
     replica_group: str | None = None
-    # agent:COMMAND: seconds of wall time one attempt may take before its process group is
-    # killed (--agent-timeout).
-    agent_timeout_s: float = 300.0
-    # agent:COMMAND's OS layer (``agents.contain``): its network ("host" or "none"), its
-    # address space in MB (0: unlimited), and further environment variables passed to it by
-    # name (--agent-network, --agent-memory, --agent-env).
-    agent_network: str = "host"
-    agent_memory_mb: int = 8192
-    agent_env: tuple[str, ...] = ()
+
+    def args(self, schema: type[A]) -> A:
+        """The backend's options as its ``schema`` reads them (defaults for what is not
+        given); a pydantic ``ValidationError`` for a key or value the schema refuses."""
+        return schema.model_validate(dict(self.model_args))
+
+    def without_model_args(self) -> ModelOptions:
+        """The same options for another model of the run (a role's judge): the backend
+        options given are the evaluated model's, not every model's."""
+        return replace(self, model_args={}, replica_group=None)

@@ -2,7 +2,7 @@
 
 The runner issues one ``generate()`` per sample from many asyncio tasks. Running each alone
 would leave most of the CPU/GPU idle, so a micro-batcher collects requests for a few
-milliseconds (or until ``hf_batch_size`` are waiting) and runs them as left-padded
+milliseconds (or until ``batch_size`` are waiting) and runs them as left-padded
 ``model.generate`` calls in a worker thread, keeping the event loop free. One call serves
 requests that share a sampling setup and stop sequences (``_group_key``).
 
@@ -112,15 +112,16 @@ class HFModel:
                 "the hf: backend needs torch and transformers: pip install 'toolbench[hf]'"
             ) from None
         self.base_url: str | None = None
-        self.batch_size = max(1, options.hf_batch_size)
-        self.device = hf_setup.resolve_device(options.hf_device, torch)
-        dtype = hf_setup.load_dtype(options.hf_dtype, self.device, torch)
+        args = options.args(hf_setup.HFArgs)
+        self.batch_size = max(1, args.batch_size)
+        self.device = hf_setup.resolve_device(args.device, torch)
+        dtype = hf_setup.load_dtype(args.dtype, self.device, torch)
         tokenizer, model = hf_setup.load_pretrained(path_or_name, folder, dtype)
         self.tokenizer: Any = tokenizer
         self.model: Any = model.to(self.device).eval()
         #: The loaded weights' dtype (float32, bfloat16, float16).
         self.dtype = hf_setup.dtype_name(self.model)
-        template = hf_setup.read_chat_template(options.hf_chat_template)
+        template = hf_setup.read_chat_template(args.chat_template)
         if template is not None:
             tokenizer.chat_template = template.text
         # ``name``: a registry entry that loads its own files (smollm2) names itself. The

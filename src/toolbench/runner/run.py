@@ -18,9 +18,10 @@ from rich.console import Console
 from toolbench.config import RunConfig, fingerprint_of, fingerprint_parts
 from toolbench.core.agent import ContainedAgent
 from toolbench.core.capabilities import option_defaults, resolved_options
+from toolbench.core.subject import AgentSubject, Subject
 from toolbench.core.task import Resources, Task
 from toolbench.models.base import Model, ModelOptions
-from toolbench.models.spec import pool_stats, preflight
+from toolbench.models.spec import pool_stats, preflight, replica_count
 from toolbench.package import __version__
 from toolbench.runner.capabilities import AddsRunInfo, KeepsModelNotes, Summarizes
 from toolbench.runner.donekeys import DoneKeys
@@ -31,7 +32,7 @@ from toolbench.runner.lifecycle import RunPlan, RunResult, execute_plan, slug
 from toolbench.runner.metrics import EpochMetrics
 from toolbench.runner.model_files import model_files
 from toolbench.runner.ray_executor import RayExecutor
-from toolbench.runner.validate import check_run
+from toolbench.runner.validate import check_run, with_model_args
 from toolbench.runner.work import (
     WorkRecipe,
     open_work,
@@ -63,15 +64,16 @@ def execute(
     allow_missing: bool = False,
     *,
     tasks: Sequence[Task] | None = None,
-    model: Model | None = None,
+    subject: Subject | None = None,
 ) -> RunResult:
-    """Run ``config`` into a run folder. ``tasks`` and ``model``: objects to use instead of
+    """Run ``config`` into a run folder. ``tasks`` and ``subject``: objects to use instead of
     the registry's (``config.tasks`` and ``config.model`` should then carry their names)."""
-    if options.replicas > 1 and options.replica_group is None:  # one name for the run's replicas
-        options = dataclasses.replace(options, replica_group=uuid.uuid4().hex[:12])
     chosen = list(tasks) if tasks is not None else parse_task_list(",".join(config.tasks))
-    check_run(config, chosen, model)  # the same checks for the command line and the API
-    recipe = WorkRecipe(config, options, cache_dir, sandbox_workers, tasks, model, allow_missing)
+    check_run(config, chosen, subject)  # the same checks for the command line and the API
+    config = with_model_args(config, options, subject)  # the backend's, in the fingerprint
+    if replica_count(options) > 1 and options.replica_group is None:  # one name for them all
+        options = dataclasses.replace(options, replica_group=uuid.uuid4().hex[:12])
+    recipe = WorkRecipe(config, options, cache_dir, sandbox_workers, tasks, subject, allow_missing)
     executor = make_executor(config, recipe)  # Ray missing or unreachable: refused before loading
     with open_work(recipe) as opened:
         plan = task_plan(config, opened.work, opened.roles)
@@ -85,8 +87,9 @@ def execute(
                 }
             )
         plan.extra_final["isolation"] = opened.isolation  # what kept model code in
-        if isinstance(opened.work.model, ContainedAgent):  # what kept the agent in
-            plan.info["agent_isolation"] = dict(opened.work.model.isolation)
+        under_test = opened.work.subject
+        if isinstance(under_test, AgentSubject) and isinstance(under_test.agent, ContainedAgent):
+            plan.info["agent_isolation"] = dict(under_test.agent.isolation)  # what kept it in
         plan.executor = executor
         more = getattr(plan.executor, "final_info", None)
         if callable(more):  # e.g. what each node did, its models' pools merged
@@ -110,7 +113,7 @@ def task_plan(config: RunConfig, work: SampleWork, roles: Mapping[str, Model]) -
     files.update({f"role {role}": model_files(spec) for role, spec in config.roles.items()})
     if any(files.values()):  # only then: the fingerprints of runs that name no file stay
         parts["model_files"] = {who: named for who, named in files.items() if named}
-    models = [work.model, *roles.values()]
+    models = [m for m in (work.model, *roles.values()) if m is not None]
     return RunPlan(
         prefix=f"{slug('+'.join(config.tasks))}-{slug(config.model)}-",
         fingerprint=fingerprint_of(parts),
@@ -119,7 +122,7 @@ def task_plan(config: RunConfig, work: SampleWork, roles: Mapping[str, Model]) -
         work=work,
         finish=lambda info, records: finish_info(info, prepared, records),
         concurrency=config.concurrency,
-        closers=[m.aclose for m in models],
+        closers=[work.subject.aclose, *(m.aclose for m in roles.values())],
         preflight=[functools.partial(preflight, m) for m in models],
         on_folder=[functools.partial(_set_run_dir, p.resources) for p in prepared],
         fingerprint_parts=parts,

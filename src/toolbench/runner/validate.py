@@ -13,12 +13,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from toolbench.agents.registry import check_subject_args, is_agent_spec, require_subject
 from toolbench.config import RunConfig
-from toolbench.core.agent import ContainedAgent, HasAgentWorld
+from toolbench.core.agent import HasAgentWorld
+from toolbench.core.subject import AgentSubject, Subject
 from toolbench.core.task import Task
 from toolbench.errors import UserError
-from toolbench.models.base import Model
-from toolbench.models.spec import AWARENESS, TOOL_TASKS, require
+from toolbench.models.args import FLAG
+from toolbench.models.base import ModelOptions
+from toolbench.models.spec import AWARENESS, TOOL_TASKS
 from toolbench.prompts.builder import Mode
 from toolbench.runner.capabilities import FixedSystemPrompt, ShowsHistory
 from toolbench.tasks.registry import all_tasks
@@ -31,18 +34,19 @@ __all__ = [
     "check_run",
     "check_selection",
     "check_system_prompt",
+    "with_model_args",
 ]
 
 
-def check_run(config: RunConfig, tasks: Sequence[Task], model: Model | None = None) -> None:
-    """Refuse a run that would not be what its configuration says; ``model``: the object
+def check_run(config: RunConfig, tasks: Sequence[Task], subject: Subject | None = None) -> None:
+    """Refuse a run that would not be what its configuration says; ``subject``: the object
     given instead of ``config.model``'s spec (an agent object is checked as ``agent:``)."""
     chosen = list(tasks)
-    if isinstance(model, ContainedAgent) or _is_agent_spec(config.model):
+    if isinstance(subject, AgentSubject) or is_agent_spec(config.model):
         check_agent_world(chosen, config.model)  # first: what an agent cannot do at all
-    if model is None:  # e.g. an awareness floor on tool tasks, which answers only Yes/No
+    if subject is None:  # e.g. an awareness floor on tool tasks, which answers only Yes/No
         for question in dict.fromkeys(_QUESTION_OF.get(task.name, TOOL_TASKS) for task in chosen):
-            require(config.model, question)
+            require_subject(config.model, question)
     check_mode(chosen, config.mode.value)
     check_system_prompt(chosen, config.mode.value, config.system_prompt)
     if config.data_dir is not None and not Path(config.data_dir).is_dir():
@@ -53,8 +57,23 @@ def check_run(config: RunConfig, tasks: Sequence[Task], model: Model | None = No
 _QUESTION_OF = {"aware": AWARENESS}
 
 
-def _is_agent_spec(spec: str) -> bool:
-    return spec.strip().partition(":")[0] == "agent"
+def with_model_args(
+    config: RunConfig, options: ModelOptions, subject: Subject | None = None
+) -> RunConfig:
+    """``config`` with the backend's options in its fingerprint: ``--model-arg`` (and the
+    ``--hf-*``/``--agent-*`` aliases) checked by the schema of the backend ``config.model``
+    names, refused in one line before any work, and what of them can change a result kept
+    as ``config.model_args``. An object given as the subject was built by its caller, who
+    set its options: model args beside it are refused, since they would change nothing."""
+    if subject is not None:
+        if options.model_args:
+            key = next(iter(options.model_args))
+            raise UserError(
+                f"{FLAG} {key}: model args are for a spec's backend, and the subject given is "
+                "an object (set its options where it is built), or give its spec"
+            )
+        return config.model_copy(update={"model_args": {}})
+    return config.model_copy(update={"model_args": check_subject_args(config.model, options)})
 
 
 def check_mode(tasks: Sequence[Task], mode: str) -> None:

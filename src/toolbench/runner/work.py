@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from toolbench.agents.registry import make_subject
 from toolbench.config import RunConfig
 from toolbench.core.capabilities import with_options
+from toolbench.core.subject import Subject
 from toolbench.core.task import LiveOptions, Resources, Task, prepare
 from toolbench.errors import UserError
 from toolbench.models.base import FitsData, Model, ModelOptions
@@ -116,7 +117,7 @@ class WorkRecipe:
     cache_dir: Path | None
     sandbox_workers: int | None = None
     tasks: Sequence[Task] | None = None  # task objects instead of config.tasks' names
-    model: Model | None = None  # a model object instead of config.model's spec
+    subject: Subject | None = None  # a model or agent object instead of config.model's spec
     allow_missing: bool = False
 
 
@@ -144,17 +145,18 @@ def open_work(recipe: WorkRecipe) -> Iterator[OpenWork]:
             memo = MemoizedSandbox(pool, recipe.cache_dir / "executions.sqlite", limits)
             stack.callback(memo.close)
             sandbox = memo
-        model = recipe.model or make_model(config.model, recipe.options)
-        # --model-replicas serves the evaluated model; the roles' models run as given.
-        single = dataclasses.replace(recipe.options, replicas=1)
+        subject = recipe.subject or make_subject(config.model, recipe.options)
+        # --model-arg (replicas too) is the evaluated model's; the roles' models run as given.
+        single = recipe.options.without_model_args()
         roles = {role: make_model(spec, single) for role, spec in config.roles.items()}
         prepared = prepare_tasks(config, sandbox, recipe.cache_dir, recipe.tasks, roles)
-        if isinstance(model, ReplayModel):
-            _check_replay(model, prepared, recipe.allow_missing)
+        work = SampleWork(prepared, config.epochs, subject)
+        if isinstance(work.model, ReplayModel):
+            _check_replay(work.model, prepared, recipe.allow_missing)
         for task in prepared:  # e.g. a live task's scratch resources, released when the run ends
             stack.callback(task.data.close)
-        notes = model.fit(prepared) if isinstance(model, FitsData) else None
-        yield OpenWork(SampleWork(prepared, config.epochs, model), roles, pool.isolation, notes)
+        notes = work.model.fit(prepared) if isinstance(work.model, FitsData) else None
+        yield OpenWork(work, roles, pool.isolation, notes)
 
 
 def _check_replay(model: ReplayModel, prepared: list[PreparedTask], allow_missing: bool) -> None:
