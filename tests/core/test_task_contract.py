@@ -32,6 +32,7 @@ from toolbench.core.capabilities import (
 )
 from toolbench.core.task import Prepares, Task, TaskBase, TaskData, TaskDefaults
 from toolbench.errors import UserError
+from toolbench.kinds.tool_calling import HasToolset
 from toolbench.models.baseline import HasBaselineReply
 from toolbench.runner.capabilities import (
     AddsRunInfo,
@@ -42,7 +43,6 @@ from toolbench.runner.capabilities import (
     Summarizes,
 )
 from toolbench.tasks.registry import get_task
-from toolbench.tasks.tool_calling import HasToolset
 from toolbench.types import Outcome, Status
 
 SRC = Path(__file__).parents[2] / "src" / "toolbench"

@@ -20,11 +20,11 @@ import pytest
 
 from tests.conftest import CliResult, read_run
 from toolbench.core.solve import prompt_hash
+from toolbench.kinds.tool_calling import HasToolset
 from toolbench.report import golds
 from toolbench.report.explorer import explorer_data
 from toolbench.report.summary import LoadedRun
 from toolbench.tasks.registry import all_tasks, get_task
-from toolbench.tasks.tool_calling import HasToolset
 
 Cli = Callable[..., CliResult]
 

@@ -16,7 +16,7 @@ import pytest
 
 from tests.conftest import CliResult, read_run
 from toolbench.config import RunConfig, changed_parts, fingerprint_parts
-from toolbench.tasks.program_task import ProgramTask
+from toolbench.kinds.program_task import ProgramTask
 
 TASK_DIR = Path(__file__).parents[2] / "src" / "toolbench" / "tasks" / "home_search" / "data"
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from toolbench.kinds.pools import shape
 from toolbench.sandbox.world import World
-from toolbench.tasks._pools import shape
 from toolbench.tasks.booking import docs as booking_docs
 from toolbench.tasks.booking import generator as booking_gen
 from toolbench.tasks.booking.api import make_world as booking_world

@@ -17,12 +17,12 @@ from toolbench.config import RunConfig
 from toolbench.core.agent import ContainedAgent, HasAgentWorld
 from toolbench.core.task import Task
 from toolbench.errors import UserError
+from toolbench.kinds.tool_calling import HasToolset
 from toolbench.models.base import Model
 from toolbench.models.spec import AWARENESS, TOOL_TASKS, require
 from toolbench.prompts.builder import Mode
 from toolbench.runner.capabilities import FixedSystemPrompt, ShowsHistory
 from toolbench.tasks.registry import all_tasks
-from toolbench.tasks.tool_calling import HasToolset
 
 __all__ = [
     "check_agent_world",

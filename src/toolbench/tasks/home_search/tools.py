@@ -4,6 +4,7 @@ Home types are offered with the docs' capitals ('House', 'Co-op'): the API lower
 and which of them fit 'buy' or 'rent' is the simulator's rule, told in the description.
 """
 
+from toolbench.kinds.tool_calling import derive_toolset
 from toolbench.tasks.home_search import docs
 from toolbench.tasks.home_search.api import (
     BUY_HOME_TYPES,
@@ -11,7 +12,6 @@ from toolbench.tasks.home_search.api import (
     RENT_HOME_TYPES,
     HomeSearchAPI,
 )
-from toolbench.tasks.tool_calling import derive_toolset
 
 
 def _capitalised(name: str) -> str:

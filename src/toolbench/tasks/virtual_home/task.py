@@ -24,9 +24,9 @@ from toolbench.core.agent import AgentWorld
 from toolbench.core.solve import Generate, SampleState, off_loop
 from toolbench.core.task import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
 from toolbench.errors import UserError
+from toolbench.kinds.folder import OfflineFolderTask, load_folder
+from toolbench.kinds.single_turn import QueryPrompt, solve_single_turn
 from toolbench.sandbox.memo import ProgramRunner
-from toolbench.tasks.folder import OfflineFolderTask, load_folder
-from toolbench.tasks.single_turn import QueryPrompt, solve_single_turn
 from toolbench.tasks.virtual_home import metrics
 from toolbench.tasks.virtual_home.agent import VirtualHomeWorld
 from toolbench.tasks.virtual_home.derive import derive_scene

@@ -29,8 +29,8 @@ from toolbench.core.solve import Generate, SampleState
 from toolbench.core.task import LiveOptions, Resources, TaskData, TaskDefaults
 from toolbench.data.layout import digest_folder, read_docs
 from toolbench.errors import UserError, json_problem
+from toolbench.kinds.folder import OfflineFolderTask, resolve_folder
 from toolbench.prompts.builder import Prompter
-from toolbench.tasks.folder import OfflineFolderTask, resolve_folder
 from toolbench.tasks.web_shop import catalogue
 from toolbench.tasks.web_shop.agent import WebShopWorld
 from toolbench.tasks.web_shop.expert import ideal_action
