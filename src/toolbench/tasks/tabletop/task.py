@@ -38,7 +38,7 @@ from toolbench.kinds.folder import OfflineFolderTask, resolve_folder
 from toolbench.prompts.builder import Prompter
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.tasks.tabletop import lmp as runtime
-from toolbench.tasks.tabletop.agent import TabletopWorld
+from toolbench.tasks.tabletop.agent_world import TabletopWorld
 from toolbench.tasks.tabletop.judging import crashed, judge, objects_of, session_of
 from toolbench.tasks.tabletop.session import baseline_reply
 from toolbench.types import GenerationRequest, Outcome, Sample, TaskContext
