@@ -28,7 +28,7 @@ from toolbench.kinds.folder import OfflineFolderTask, load_folder
 from toolbench.kinds.single_turn import QueryPrompt, solve_single_turn
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.tasks.virtual_home import metrics
-from toolbench.tasks.virtual_home.agent import VirtualHomeWorld
+from toolbench.tasks.virtual_home.agent_world import VirtualHomeWorld
 from toolbench.tasks.virtual_home.derive import derive_scene
 from toolbench.tasks.virtual_home.goals import check_goal_syntax, derive_goals, unmet
 from toolbench.tasks.virtual_home.grounding import (
