@@ -8,7 +8,7 @@ any room type (as the original did), so the simulator, not the schema, has the l
 
 from toolbench.kinds.tool_calling import Kind, derive_toolset
 from toolbench.tasks.booking import docs
-from toolbench.tasks.booking.api import (
+from toolbench.tasks.booking.world import (
     BOOKING_TYPES,
     ROOM_TYPES,
     TRANSPORTATION_TYPES,

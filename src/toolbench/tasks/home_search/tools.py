@@ -6,7 +6,7 @@ and which of them fit 'buy' or 'rent' is the simulator's rule, told in the descr
 
 from toolbench.kinds.tool_calling import derive_toolset
 from toolbench.tasks.home_search import docs
-from toolbench.tasks.home_search.api import (
+from toolbench.tasks.home_search.world import (
     BUY_HOME_TYPES,
     BUY_OR_RENT,
     RENT_HOME_TYPES,
