@@ -59,7 +59,7 @@ def test_changed_sample_text_is_refused_naming_the_task(
 def test_a_constant_task_digest_cannot_hide_a_data_change(
     cli: Callable[..., CliResult], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolbench.tasks import folder
+    from toolbench.kinds import folder
 
     monkeypatch.setattr(folder, "digest_folder", lambda files: "constant")
     root = _data_copy(tmp_path)
