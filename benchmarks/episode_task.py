@@ -22,12 +22,12 @@ from typing import Any
 from toolbench.core.metrics import mean_metrics
 from toolbench.core.solve import Generate, SampleState
 from toolbench.core.task import LiveOptions, Resources, TaskBase, TaskData, TaskDefaults
+from toolbench.kinds.program_task import crash_outcome, sandbox_failure
+from toolbench.kinds.scoring import best_match
 from toolbench.prompts.builder import Prompter
 from toolbench.sandbox import SandboxError
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.tasks.home_search import TASK as HOME
-from toolbench.tasks.program_task import crash_outcome, sandbox_failure
-from toolbench.tasks.scoring import best_match
 from toolbench.types import GenerationRequest, Outcome, Sample, Status
 
 NAME = "home_episode"

@@ -15,7 +15,7 @@ a bug is counted rather than absorbed:
 Run: ``python benchmarks/fuzz_http.py [--cases N]`` (N defaults to 10,000 per strategy; about
 two minutes). Generation is derandomised per round, so a run is reproducible. Prints the cases
 and failures per target and exits 1 if any target had a failure. The pytest version
-(``tests/tasks/test_http_fuzz.py``) runs the same checkers with a few hundred cases in CI.
+(``tests/kinds/test_http_fuzz.py``) runs the same checkers with a few hundred cases in CI.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
-from tests.tasks.http_fuzz import (
+from tests.kinds.http_fuzz import (
     cat_cases,
     cat_fuzzer,
     check_parser,

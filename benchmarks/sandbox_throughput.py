@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from toolbench.sandbox import SandboxPool, World, policy
 from toolbench.sandbox.codecache import CodeCache, compile_program
-from toolbench.tasks.booking.api import make_world as booking_world
-from toolbench.tasks.home_search.api import make_world as home_world
+from toolbench.tasks.booking.world import make_world as booking_world
+from toolbench.tasks.home_search.world import make_world as home_world
 
 SECONDS = 2.0
 COUNT = 8000

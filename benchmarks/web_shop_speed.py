@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from toolbench.cli import main
 from toolbench.tasks.web_shop.expert import ideal_action
-from toolbench.tasks.web_shop.store import Store
+from toolbench.tasks.web_shop.world import Store
 
 EPISODES_TARGET = 200.0
 SEARCH_TARGET_MS = 2.0

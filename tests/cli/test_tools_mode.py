@@ -13,10 +13,10 @@ import pytest
 
 from tests.conftest import CliResult, read_run
 from tests.fakeserver import FakeOpenAIServer
+from toolbench.kinds.tool_calling import ToolSet, gold_calls
 from toolbench.tasks.booking.tools import TOOLSET as BOOKING
 from toolbench.tasks.home_search.tools import TOOLSET as HOME
 from toolbench.tasks.registry import get_task
-from toolbench.tasks.tool_calling import ToolSet, gold_calls
 
 LIMIT = "4"
 

@@ -1,19 +1,17 @@
 """The task contract stays small and every optional feature is a capability a task has because
 it defines it (issue 38): the ``Task`` protocol's members, ``TaskBase`` giving no capability,
-the built-in tasks' capabilities, no ``getattr`` probing of tasks or models in ``src``, no
-import cycle among the task modules, and no name of a higher layer in ``toolbench.tasks``."""
+the built-in tasks' capabilities, no ``getattr`` probing of tasks or models in ``src``, and no
+name of a higher layer in ``toolbench.tasks`` (import cycles: ``tests/test_import_cycles.py``)."""
 
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-import grimp
 import pytest
 
 from toolbench.aware.sources.tasks import ShipsDataFolder, TwinSource
@@ -32,6 +30,7 @@ from toolbench.core.capabilities import (
 )
 from toolbench.core.task import Prepares, Task, TaskBase, TaskData, TaskDefaults
 from toolbench.errors import UserError
+from toolbench.kinds.tool_calling import HasToolset
 from toolbench.models.baseline import HasBaselineReply
 from toolbench.runner.capabilities import (
     AddsRunInfo,
@@ -42,7 +41,6 @@ from toolbench.runner.capabilities import (
     Summarizes,
 )
 from toolbench.tasks.registry import get_task
-from toolbench.tasks.tool_calling import HasToolset
 from toolbench.types import Outcome, Status
 
 SRC = Path(__file__).parents[2] / "src" / "toolbench"
@@ -179,54 +177,3 @@ def test_the_tasks_layer_names_no_higher_layer() -> None:
         if higher.search(path.read_text(encoding="utf-8"))
     ]
     assert found == []
-
-
-def _cycles(graph: Any, modules: set[str]) -> list[list[str]]:
-    """Strongly connected components of more than one module (Tarjan, iterative enough for
-    this size through a raised recursion limit)."""
-    edges = {m: graph.find_modules_directly_imported_by(m) & modules for m in modules}
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-
-    def visit(module: str) -> None:
-        index[module] = low[module] = len(index)
-        stack.append(module)
-        on_stack.add(module)
-        for other in edges[module]:
-            if other not in index:
-                visit(other)
-                low[module] = min(low[module], low[other])
-            elif other in on_stack:
-                low[module] = min(low[module], index[other])
-        if low[module] == index[module]:
-            component = []
-            while True:
-                top = stack.pop()
-                on_stack.discard(top)
-                component.append(top)
-                if top == module:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for module in sorted(modules):
-        if module not in index:
-            visit(module)
-    return found
-
-
-def test_no_import_cycle_among_core_and_task_modules() -> None:
-    """Run-time and TYPE_CHECKING imports both: an agent world is handed its task's judge, it
-    does not import the task (the emulator's own package is left to its owner)."""
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
-    graph = grimp.build_graph("toolbench", exclude_type_checking_imports=False)
-    ours = {
-        m
-        for m in graph.modules
-        if m.startswith(("toolbench.core", "toolbench.tasks"))
-        and not m.startswith("toolbench.tasks.google_sheets.emulator")
-    }
-    assert _cycles(graph, ours) == []

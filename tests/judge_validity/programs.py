@@ -16,8 +16,8 @@ from functools import partial
 
 from tests.judge_validity import pyedit
 from tests.judge_validity.cases import Case, perturbations, rewrites, rotate
-from toolbench.tasks.booking import api as booking_api
-from toolbench.tasks.home_search import api as home_api
+from toolbench.tasks.booking import world as booking_api
+from toolbench.tasks.home_search import world as home_api
 
 FIRST_CALLS = {
     "home_search": ("set_location", "set_buy_or_rent"),

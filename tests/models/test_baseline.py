@@ -30,10 +30,10 @@ from toolbench.models.programs import parse_literals, split_blocks, template_key
 from toolbench.sandbox.world import World
 from toolbench.tasks.booking import docs as booking_docs
 from toolbench.tasks.booking import generator as booking_gen
-from toolbench.tasks.booking.api import make_world as booking_world
+from toolbench.tasks.booking.world import make_world as booking_world
 from toolbench.tasks.home_search import docs as home_docs
 from toolbench.tasks.home_search import generator as home_gen
-from toolbench.tasks.home_search.api import make_world as home_world
+from toolbench.tasks.home_search.world import make_world as home_world
 from toolbench.types import Doc, GenerationRequest, Sample, TaskContext
 
 TASKS: dict[str, tuple[Any, Any, Callable[[], World]]] = {

@@ -20,11 +20,11 @@ import pytest
 
 from tests.conftest import CliResult, read_run
 from toolbench.core.solve import prompt_hash
+from toolbench.kinds.tool_calling import HasToolset
 from toolbench.report import golds
 from toolbench.report.explorer import explorer_data
 from toolbench.report.summary import LoadedRun
 from toolbench.tasks.registry import all_tasks, get_task
-from toolbench.tasks.tool_calling import HasToolset
 
 Cli = Callable[..., CliResult]
 
@@ -111,7 +111,7 @@ def test_the_hash_is_of_the_rebuilt_request_itself(runs: dict[str, Path]) -> Non
 
 def test_tabletop_shows_the_lmp_prompt_it_sent(runs: dict[str, Path]) -> None:
     """The issue's instance: the rebuilt tabletop prompt was 3 lines (an empty docs prompt)."""
-    from toolbench.tasks.tabletop import prompts
+    from toolbench.tasks.tabletop import docs as prompts
 
     record, view = next((r, v) for r, v in _views(runs["completion"]) if r["task"] == "tabletop")
     source = golds.load_source(LoadedRun(runs["completion"]), "tabletop", None)

@@ -17,10 +17,10 @@ from rich.console import Console
 
 from toolbench.core.solve import Generate, SampleState
 from toolbench.core.task import Resources
+from toolbench.kinds.single_turn import QueryPrompt, solve_single_turn
 from toolbench.runner.engine import PreparedTask, SampleWork, SessionStats, run_work
 from toolbench.runner.lifecycle import RunPlan, add_session, carried_totals, execute_plan
 from toolbench.runner.store import RunStore, read_records
-from toolbench.tasks.single_turn import QueryPrompt, solve_single_turn
 from toolbench.types import Generation, GenerationRequest, Outcome, Sample, ServiceDown, Status
 
 DOWN = "the model server at http://127.0.0.1:9/v1 stopped answering (Connection refused since 10 s)"

@@ -10,10 +10,10 @@ import pytest
 
 from toolbench.core.solve import Generate, SampleState
 from toolbench.core.task import Resources
+from toolbench.kinds.single_turn import QueryPrompt, solve_single_turn
 from toolbench.runner.engine import SampleWork, SessionStats, run_work, solve_sample
 from toolbench.runner.store import RunStore, read_records
 from toolbench.sandbox import SandboxError
-from toolbench.tasks.single_turn import QueryPrompt, solve_single_turn
 from toolbench.types import Generation, GenerationRequest, InfraError, Outcome, Sample, Status
 
 SAMPLE = Sample(id="0", task="fake", query="q", labels=("x",))

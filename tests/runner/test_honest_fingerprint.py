@@ -16,7 +16,7 @@ import pytest
 
 from tests.conftest import CliResult, read_run
 from toolbench.config import RunConfig, changed_parts, fingerprint_parts
-from toolbench.tasks.program_task import ProgramTask
+from toolbench.kinds.program_task import ProgramTask
 
 TASK_DIR = Path(__file__).parents[2] / "src" / "toolbench" / "tasks" / "home_search" / "data"
 
@@ -59,7 +59,7 @@ def test_changed_sample_text_is_refused_naming_the_task(
 def test_a_constant_task_digest_cannot_hide_a_data_change(
     cli: Callable[..., CliResult], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolbench.tasks import folder
+    from toolbench.kinds import folder
 
     monkeypatch.setattr(folder, "digest_folder", lambda files: "constant")
     root = _data_copy(tmp_path)

@@ -754,7 +754,7 @@ PERSISTENCE_CASES = [
         "escape_patches_home_search_simulator",
         PERSISTENCE,
         _escape(
-            "api = imp('toolbench.tasks.home_search.api', None, None, ['x'])",
+            "api = imp('toolbench.tasks.home_search.world', None, None, ['x'])",
             f"real_setattr(api.HomeSearchAPI, '_snapshot', lambda self: {FORGED_HOME})",
             NEXT,
         ),
@@ -763,7 +763,7 @@ PERSISTENCE_CASES = [
         "escape_patches_booking_simulator",
         PERSISTENCE,
         _escape(
-            "api = imp('toolbench.tasks.booking.api', None, None, ['x'])",
+            "api = imp('toolbench.tasks.booking.world', None, None, ['x'])",
             "real_setattr(api.BookingAPI, '_snapshot', lambda self: {'forged': True})",
             NEXT,
         ),
@@ -863,7 +863,7 @@ PERSISTENCE_CASES = [
     Case(
         "google_sheets_program_reaches_home_search",
         PERSISTENCE,
-        "import toolbench.tasks.home_search.api",
+        "import toolbench.tasks.home_search.world",
         error="ImportError",
     ),
     Case(

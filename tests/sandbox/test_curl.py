@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tests.sandbox.hostile_curl import HOST, HOSTILE_CURL, SENTINEL
+from toolbench.kinds.service import SIMULATED_API_KEY
 from toolbench.sandbox.curl import (
     MAX_LINE,
     MAX_URL,
@@ -28,7 +29,6 @@ from toolbench.sandbox.curl import (
     first_curl_line,
     parse_curl,
 )
-from toolbench.tasks.service import SIMULATED_API_KEY
 
 CAT = "api.thecatapi.com"
 HOSTS = frozenset({HOST, CAT, "localhost:8123"})

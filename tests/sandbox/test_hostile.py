@@ -15,8 +15,8 @@ from tests.sandbox.hostile_programs import (
     expected_kinds,
 )
 from toolbench.sandbox import SandboxPool
-from toolbench.tasks.booking.api import make_world as booking_world
-from toolbench.tasks.home_search.api import make_world as home_world
+from toolbench.tasks.booking.world import make_world as booking_world
+from toolbench.tasks.home_search.world import make_world as home_world
 
 VALID = "API.set_location('Reno')\nAPI.set_buy_or_rent('buy')\nAPI.search()"
 VALID_STATE = {"location": "Reno", "buy_or_rent": "buy", "min_price": 0, "min_square_feet": 0}

@@ -45,13 +45,13 @@ from tests.sandbox.hostile_isolation import (
     SHEETS,
     Case,
 )
+from toolbench.kinds.scoring import best_match
 from toolbench.sandbox import ExecResult, Limits, SandboxPool
 from toolbench.sandbox.pool import KINDS
-from toolbench.tasks.booking.api import make_world as booking_world
+from toolbench.tasks.booking.world import make_world as booking_world
 from toolbench.tasks.google_sheets.emulator import Spreadsheet
 from toolbench.tasks.google_sheets.world import make_world
-from toolbench.tasks.home_search.api import make_world as home_world
-from toolbench.tasks.scoring import best_match
+from toolbench.tasks.home_search.world import make_world as home_world
 
 # Short timers keep the timeout cases cheap; a worker's one-off imports happen before its first
 # program's clock starts.

@@ -15,8 +15,8 @@ from tests.sandbox.conftest import FAST_LIMITS
 from tests.sandbox.worlds import broken_world, probe_world, trouble_world
 from toolbench.sandbox import ExecResult, Limits, SandboxError, SandboxPool
 from toolbench.sandbox.pool import MAX_PROGRAM_CHARS
-from toolbench.tasks.booking.api import make_world as booking_world
-from toolbench.tasks.home_search.api import make_world as home_world
+from toolbench.tasks.booking.world import make_world as booking_world
+from toolbench.tasks.home_search.world import make_world as home_world
 
 
 def _program(i: int) -> str:

@@ -21,7 +21,7 @@ from tests.sandbox.test_protocol import _HOSTILE_BOOT, ACTIONS, FAST
 from tests.sandbox.worlds import broken_world, trouble_world
 from toolbench.sandbox import ExecResult, Limits, SandboxError, SandboxPool, _process
 from toolbench.sandbox._protocol import FrameReader, ProtocolError, frame
-from toolbench.tasks.home_search.api import make_world as home_world
+from toolbench.tasks.home_search.world import make_world as home_world
 
 SLOW = Limits(wall_s=5.0, cpu_s=5.0, memory_mb=256)  # room to act while a program hangs
 T = TypeVar("T")

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from toolbench.sandbox import Limits, SandboxError, SandboxPool, _process
 from toolbench.sandbox._protocol import ProtocolError, parse_result, parse_state
-from toolbench.tasks.home_search.api import make_world as home_world
+from toolbench.tasks.home_search.world import make_world as home_world
 
 FAST = Limits(wall_s=0.5, cpu_s=0.5, memory_mb=256)
 _HOSTILE_BOOT = """\

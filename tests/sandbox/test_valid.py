@@ -6,8 +6,8 @@ import pytest
 
 from tests.sandbox.worlds import modules_world, record_world
 from toolbench.sandbox import SandboxPool
-from toolbench.tasks.booking.api import make_world as booking_world
-from toolbench.tasks.home_search.api import make_world as home_world
+from toolbench.tasks.booking.world import make_world as booking_world
+from toolbench.tasks.home_search.world import make_world as home_world
 
 HOME_CASES = [
     (

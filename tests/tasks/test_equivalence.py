@@ -10,10 +10,10 @@ from collections.abc import Iterator
 import pytest
 
 from toolbench.core.task import TaskData
+from toolbench.kinds.program_task import ProgramTask
 from toolbench.sandbox.pool import SandboxPool
 from toolbench.tasks.booking import TASK as BOOKING
 from toolbench.tasks.home_search import TASK as HOME
-from toolbench.tasks.program_task import ProgramTask
 from toolbench.types import Sample, Status, TaskContext
 
 HOME_GOLD = (

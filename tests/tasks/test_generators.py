@@ -14,14 +14,14 @@ from typing import Any
 
 import pytest
 
+from toolbench.kinds.pools import shape
 from toolbench.sandbox.world import World
-from toolbench.tasks._pools import shape
 from toolbench.tasks.booking import docs as booking_docs
 from toolbench.tasks.booking import generator as booking_gen
-from toolbench.tasks.booking.api import make_world as booking_world
+from toolbench.tasks.booking.world import make_world as booking_world
 from toolbench.tasks.home_search import docs as home_docs
 from toolbench.tasks.home_search import generator as home_gen
-from toolbench.tasks.home_search.api import make_world as home_world
+from toolbench.tasks.home_search.world import make_world as home_world
 
 # Keys that search() fills in by itself, with a function telling the default from the state.
 DEFAULTS: dict[str, dict[str, Callable[[dict[str, Any]], Any]]] = {

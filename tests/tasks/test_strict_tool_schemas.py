@@ -309,7 +309,7 @@ SHEET_CALLS: list[tuple[str, dict[str, Any]]] = [
 def test_google_sheets_reads_a_strict_clients_nulls_as_not_given(
     name: str, arguments: dict[str, Any]
 ) -> None:
-    from toolbench.tasks.google_sheets.agent import sheet_line, sheet_tools
+    from toolbench.tasks.google_sheets.agent_world import sheet_line, sheet_tools
 
     tool = next(t for t in sheet_tools()[0] if t.name == name)
     jsonschema.Draft202012Validator(tool.input_schema).validate(arguments)

@@ -20,9 +20,9 @@ from toolbench.cli import argtypes
 from toolbench.cli.usage import EXIT_USAGE
 from toolbench.cli.usage import Parser as _Parser
 from toolbench.errors import UserError
+from toolbench.kinds.service import SIMULATED_API_KEY
 from toolbench.models.registry import TOOL_TASKS
 from toolbench.sandbox.limits import DEFAULT_WALL_S
-from toolbench.tasks.service import SIMULATED_API_KEY
 
 
 def _cache_dir(args: argparse.Namespace, *, check: bool = True) -> Path:

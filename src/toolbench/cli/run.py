@@ -15,13 +15,13 @@ from toolbench.config import RunConfig
 from toolbench.core.capabilities import BuildsFirstRequest, option_defaults
 from toolbench.core.task import Task
 from toolbench.errors import UserError
+from toolbench.kinds.tool_calling import HasToolset
 from toolbench.models.base import ModelOptions
 from toolbench.prompts.builder import Mode, Prompter
 from toolbench.runner.capabilities import ShowsHistory
 from toolbench.runner.run import RunResult, execute, prompt_config_for
 from toolbench.runner.validate import check_history, check_mode, check_system_prompt
 from toolbench.tasks.registry import get_task, parse_task_list
-from toolbench.tasks.tool_calling import HasToolset
 
 # A finished run whose infra errors remain (rerun the same command to retry them).
 EXIT_INCOMPLETE = 3

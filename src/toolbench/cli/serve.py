@@ -12,7 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 from rich.console import Console
 
 from toolbench.errors import UserError
-from toolbench.tasks.service import SIMULATED_API_KEY, SimulatedService
+from toolbench.kinds.service import SIMULATED_API_KEY, SimulatedService
 
 
 @runtime_checkable
@@ -26,7 +26,7 @@ class Servable(Protocol):
 
 def command_serve(args: argparse.Namespace, console: Console) -> int:
     """Serve a simulator so other agent frameworks can call it like the real API."""
-    from toolbench.tasks.http_exec import serving_app
+    from toolbench.kinds.http_exec import serving_app
     from toolbench.tasks.registry import get_task
 
     if getattr(args, "mcp", False):
@@ -77,7 +77,7 @@ def _refuse_mcp_flags(args: argparse.Namespace) -> None:
 
 def _app_accepting(service: Any, task: str, key: str) -> Any:
     """The service bound to one world that accepts ``key`` (and no other key)."""
-    from toolbench.tasks.http_exec import bind_world
+    from toolbench.kinds.http_exec import bind_world
 
     if not service.checks_api_key:
         raise UserError(f"--api-key: the {task} simulator checks no API key; drop the flag")

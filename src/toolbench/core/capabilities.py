@@ -13,7 +13,7 @@ lowest package that owns its feature; the ones here are used by more than one la
   ``show``, the HTML report's hash check).
 * ``HasAgentWorld`` (``core.agent``): the task solved by an agent over MCP.
 
-Those of one feature are declared with it: ``tasks.tool_calling.HasToolset`` (``--mode
+Those of one feature are declared with it: ``kinds.tool_calling.HasToolset`` (``--mode
 tools``), ``runner.capabilities`` (roles, run.json fields, whole-log metrics, history,
 system messages, model notes), ``aware.sources.tasks`` (awareness twins), ``cli.data``
 (``data generate``), ``cli.serve`` (``serve``), ``models.baseline`` (the baseline's replies).

@@ -25,10 +25,10 @@ from gymnasium import spaces
 
 from toolbench.tasks.web_shop import TASK
 from toolbench.tasks.web_shop.pages import LAYOUTS
-from toolbench.tasks.web_shop.store import StepResult, Store
 from toolbench.tasks.web_shop.task import MAX_STEPS
 from toolbench.tasks.web_shop.web.app import MAX_ACTION_CHARS
 from toolbench.tasks.web_shop.web.episode import Episode
+from toolbench.tasks.web_shop.world import StepResult, Store
 
 MAX_OBSERVATION_CHARS = 16_384  # the longest page of the shop is about 2,000 characters
 

@@ -19,13 +19,13 @@ from toolbench.core.agent import HasAgentWorld
 from toolbench.core.subject import AgentSubject, Subject
 from toolbench.core.task import Task
 from toolbench.errors import UserError
+from toolbench.kinds.tool_calling import HasToolset
 from toolbench.models.args import FLAG
 from toolbench.models.base import ModelOptions
 from toolbench.models.spec import AWARENESS, TOOL_TASKS
 from toolbench.prompts.builder import Mode
 from toolbench.runner.capabilities import FixedSystemPrompt, ShowsHistory
 from toolbench.tasks.registry import all_tasks
-from toolbench.tasks.tool_calling import HasToolset
 
 __all__ = [
     "check_agent_world",

@@ -1,8 +1,9 @@
-"""The built-in tool tasks, one subpackage each, and the pieces they are built from.
+"""The built-in tool tasks, one subpackage each, and the registry that finds them by name.
 
-Each task folder holds its simulator, seeded data generator, API docs, demonstrations and data;
-the shared modules are the task kinds (one-call solve loop, program tasks, curl tasks), data
-folder loading, scoring helpers and the registry. Importing this package imports no task. The
-protocol and types a task is written against are not here (``toolbench.core``), nor is the
-runner that drives a task.
+Every task folder has the same shape (``docs/writing-a-task.md``, "Folder shape"): its task
+object in ``definition.py``, API docs in ``docs.py``, seeded generator in ``generator.py``,
+data in ``data/``, simulator in ``world.py`` or ``service.py`` and, where it has one, its agent
+world in ``agent_world.py``. The kinds the tasks are built from are ``toolbench.kinds``; the
+protocol and types a task is written against are ``toolbench.core``. Importing this package
+imports no task.
 """

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.tasks.tool_calling import agent_checks as checks
+from tests.kinds.tool_calling import agent_checks as checks
 from toolbench.core.agent import HasAgentWorld
 from toolbench.core.task import TaskData, load_prepared
 from toolbench.sandbox.pool import SandboxPool

@@ -8,8 +8,8 @@ from typing import Any
 import httpx
 import pytest
 
+from toolbench.kinds.service import SIMULATED_API_KEY
 from toolbench.tasks.open_weather.service import SERVICE
-from toolbench.tasks.service import SIMULATED_API_KEY
 
 KEY = SIMULATED_API_KEY
 BASE = "https://api.openweathermap.org"

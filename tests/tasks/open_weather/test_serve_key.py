@@ -11,7 +11,7 @@ from collections.abc import Callable
 import httpx
 
 from tests.conftest import CliResult
-from toolbench.tasks.service import SIMULATED_API_KEY
+from toolbench.kinds.service import SIMULATED_API_KEY
 
 
 def _free_port() -> int:

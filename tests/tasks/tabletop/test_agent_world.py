@@ -16,7 +16,7 @@ from toolbench.core.agent import ToolCall, Untranslatable
 from toolbench.core.task import Resources, TaskData, load_prepared
 from toolbench.sandbox import Limits, SandboxPool
 from toolbench.tasks.tabletop import TASK
-from toolbench.tasks.tabletop.agent import TabletopWorld, api_tools
+from toolbench.tasks.tabletop.agent_world import TabletopWorld, api_tools
 from toolbench.tasks.tabletop.world import Table
 from toolbench.types import Status
 

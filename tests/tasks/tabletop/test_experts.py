@@ -18,7 +18,7 @@ from tests.tasks.tabletop.driver import drive
 from toolbench.sandbox.codecache import compile_program
 from toolbench.tasks.tabletop import experts, generator
 from toolbench.tasks.tabletop.checks import check
-from toolbench.tasks.tabletop.prompts import BASE_PROMPTS
+from toolbench.tasks.tabletop.docs import BASE_PROMPTS
 from toolbench.tasks.tabletop.scenes import read_records
 from toolbench.tasks.tabletop.world import Table
 

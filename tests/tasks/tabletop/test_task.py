@@ -127,7 +127,7 @@ def test_same_run_twice_gives_identical_records_and_images(
 
 def _good_model(body: dict[str, Any]) -> str:
     """A served model that writes what the expert writes, reading only the prompt."""
-    from toolbench.tasks.tabletop import prompts
+    from toolbench.tasks.tabletop import docs as prompts
 
     prompt = body.get("prompt") or body["messages"][-1]["content"]
     for lmp, base in sorted(prompts.BASE_PROMPTS.items(), key=lambda kv: -len(kv[1])):
@@ -232,7 +232,7 @@ def test_data_with_a_lone_surrogate_is_exit_2(
 
 
 def test_prompt_command_shows_the_first_lmp_prompt(cli: Callable[..., CliResult]) -> None:
-    from toolbench.tasks.tabletop import prompts
+    from toolbench.tasks.tabletop import docs as prompts
 
     code, out, err = cli("prompt", "tabletop", "--sample", "SI_0-0")
     assert code == 0, err

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from toolbench.core.task import TaskData
-from toolbench.tasks.curl_task import CurlTask
-from toolbench.tasks.http_exec import SimulatedExecutor
+from toolbench.kinds.curl_task import CurlTask
+from toolbench.kinds.http_exec import SimulatedExecutor
 from toolbench.tasks.registry import get_task
 from toolbench.types import Outcome, Sample, TaskContext
 

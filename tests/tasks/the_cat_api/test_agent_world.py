@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolbench.core.agent import ToolCall, Untranslatable
-from toolbench.tasks.curl_agent import CurlAgentWorld
-from toolbench.tasks.curl_task import CurlTask
+from toolbench.kinds.curl_agent import CurlAgentWorld
+from toolbench.kinds.curl_task import CurlTask
 from toolbench.tasks.registry import get_task
 from toolbench.types import Status
 

@@ -15,7 +15,7 @@ from tests.tasks.virtual_home.test_task import ORIGINAL_RECORDS, _original_folde
 from toolbench.core.agent import ToolCall, Untranslatable
 from toolbench.core.task import Resources, TaskData, load_prepared
 from toolbench.tasks.virtual_home import TASK
-from toolbench.tasks.virtual_home.agent import VirtualHomeWorld
+from toolbench.tasks.virtual_home.agent_world import VirtualHomeWorld
 from toolbench.types import Status
 
 ALL_METRICS = (

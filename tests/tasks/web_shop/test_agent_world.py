@@ -20,7 +20,7 @@ from toolbench.core.task import Resources, TaskData
 from toolbench.prompts.builder import PromptConfig, Prompter
 from toolbench.tasks.web_shop import TASK
 from toolbench.tasks.web_shop.actions import parse_action
-from toolbench.tasks.web_shop.agent import (
+from toolbench.tasks.web_shop.agent_world import (
     MAX_ARGUMENT_CHARS,
     BadCall,
     WebShopWorld,

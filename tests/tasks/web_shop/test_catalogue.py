@@ -11,7 +11,7 @@ import pytest
 from tests.tasks.web_shop.exact import exact_purchase_reward
 from toolbench.tasks.web_shop import build_data, catalogue
 from toolbench.tasks.web_shop.expert import ideal_action
-from toolbench.tasks.web_shop.store import Store
+from toolbench.tasks.web_shop.world import Store
 
 
 def test_committed_files_are_what_the_builders_write() -> None:

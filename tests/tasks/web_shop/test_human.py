@@ -26,9 +26,9 @@ from toolbench.config import RunConfig
 from toolbench.runner.engine import solve_sample
 from toolbench.runner.run import prepare_tasks
 from toolbench.tasks.web_shop.expert import ideal_action
-from toolbench.tasks.web_shop.store import Session, Store
 from toolbench.tasks.web_shop.web.episode import Episode
 from toolbench.tasks.web_shop.web.human import Handed, HumanModel
+from toolbench.tasks.web_shop.world import Session, Store
 
 
 class Person:

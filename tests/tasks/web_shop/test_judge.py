@@ -9,7 +9,7 @@ import pytest
 
 from tests.tasks.web_shop.exact import exact_purchase_reward
 from toolbench.tasks.web_shop.expert import ideal_action
-from toolbench.tasks.web_shop.store import Session, Store
+from toolbench.tasks.web_shop.world import Session, Store
 
 GOALS = range(250)
 

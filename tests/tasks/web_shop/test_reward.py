@@ -9,7 +9,7 @@ import pytest
 from tests.tasks.web_shop.exact import NORMALISED_AWAY, exact_purchase_reward
 from toolbench.tasks.web_shop.catalogue import Goal, Product
 from toolbench.tasks.web_shop.reward import COLOURS, normalize_colour, ratio, reward, type_match
-from toolbench.tasks.web_shop.store import Store
+from toolbench.tasks.web_shop.world import Store
 
 DRIVE = Product(
     asin="B0TESTDRV1",

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from tests.tasks.web_shop.test_reward import DRIVE, GOAL
 from toolbench.tasks.web_shop.catalogue import Product
 from toolbench.tasks.web_shop.expert import ideal_action
-from toolbench.tasks.web_shop.store import Store
+from toolbench.tasks.web_shop.world import Store
 
 INSTR = GOAL.instruction_text
 PEN = Product(

@@ -16,7 +16,7 @@ from tests.conftest import CliResult, read_run
 from tests.fakeserver import FakeOpenAIServer
 from tests.tasks.web_shop.exact import exact_purchase_reward
 from toolbench.tasks.web_shop.shopper import ShopperMemory, next_action
-from toolbench.tasks.web_shop.store import Store
+from toolbench.tasks.web_shop.world import Store
 
 VOLATILE = ("latency_s", "chain")  # timing and the log's random chain seed
 

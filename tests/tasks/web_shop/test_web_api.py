@@ -20,8 +20,8 @@ from tests.conftest import CliResult
 from tests.tasks.web_shop.live import free_port, serving
 from toolbench.cli import serve as serve_cli
 from toolbench.tasks.web_shop.expert import ideal_action
-from toolbench.tasks.web_shop.store import Store
 from toolbench.tasks.web_shop.web.app import MAX_ACTION_CHARS, CyclePicker, ShopConfig, create_app
+from toolbench.tasks.web_shop.world import Store
 
 
 @pytest.fixture(scope="module")

@@ -18,8 +18,8 @@ from starlette.routing import Route
 
 from tests.tasks.web_shop.live import serving
 from toolbench.tasks.web_shop.expert import ideal_action
-from toolbench.tasks.web_shop.store import Store
 from toolbench.tasks.web_shop.web.app import CyclePicker, ShopConfig, create_app
+from toolbench.tasks.web_shop.world import Store
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from tests.tasks.web_shop.live import serving
-from toolbench.tasks.web_shop.store import Store
 from toolbench.tasks.web_shop.web.app import CyclePicker, ShopConfig, create_app
+from toolbench.tasks.web_shop.world import Store
 
 FOREIGN = [
     {"origin": "http://evil.example"},

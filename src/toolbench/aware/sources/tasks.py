@@ -16,7 +16,7 @@ from typing import Protocol, runtime_checkable
 from toolbench.aware.schema import ApiSpec, Instance, Provenance, Turn, complete_instance
 from toolbench.aware.sources.task_apis import apis_used, doc_to_spec
 from toolbench.errors import UserError
-from toolbench.tasks.folder import load_folder
+from toolbench.kinds.folder import load_folder
 from toolbench.tasks.registry import get_task
 from toolbench.types import Sample
 

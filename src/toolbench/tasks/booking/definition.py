@@ -3,10 +3,10 @@
 from pathlib import Path
 
 from toolbench.core.task import TaskDefaults, TaskGenerator
+from toolbench.kinds.program_task import ProgramTask
 from toolbench.tasks.booking import docs, generator
-from toolbench.tasks.booking.api import make_world
 from toolbench.tasks.booking.tools import TOOLSET
-from toolbench.tasks.program_task import ProgramTask
+from toolbench.tasks.booking.world import make_world
 
 TASK = ProgramTask(
     name="booking",

@@ -13,7 +13,7 @@ import datetime as dt
 import random
 from typing import Any
 
-from toolbench.tasks._pools import (
+from toolbench.kinds.pools import (
     AIRPORTS,
     CRUISE_PORTS,
     TRAVEL_CITIES,

@@ -6,8 +6,9 @@ date parameter takes ``{"month", "day", "year"}``; the converter writes ``Loc(..
 any room type (as the original did), so the simulator, not the schema, has the last word.
 """
 
+from toolbench.kinds.tool_calling import Kind, derive_toolset
 from toolbench.tasks.booking import docs
-from toolbench.tasks.booking.api import (
+from toolbench.tasks.booking.world import (
     BOOKING_TYPES,
     ROOM_TYPES,
     TRANSPORTATION_TYPES,
@@ -15,7 +16,6 @@ from toolbench.tasks.booking.api import (
     Date,
     Loc,
 )
-from toolbench.tasks.tool_calling import Kind, derive_toolset
 
 TOOLSET = derive_toolset(
     BookingAPI,

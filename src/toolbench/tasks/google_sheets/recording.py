@@ -1,4 +1,4 @@
-"""The google_sheets world with its worksheet wrapped in a recorder (for agents, ``agent.py``).
+"""The google_sheets world with its worksheet wrapped in a recorder (``agent_world.py``).
 
 A program sees the same names as in ``world.make_world``, but ``worksheet`` is a recorder:
 each call of a documented worksheet method runs on the real sheet and is written down with its

@@ -1,4 +1,4 @@
-"""JSON Schemas of the worksheet methods' dict arguments, for the agent tools (``agent.py``).
+"""JSON Schemas of the worksheet methods' dict arguments, for the agent tools (``agent_world.py``).
 
 The docs' signatures say ``dict`` (``format(ranges, format: dict)``, ``batch_update(data:
 list[dict])``): enough for a model that reads the prose, but an agent's tool schema built from

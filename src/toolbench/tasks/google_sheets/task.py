@@ -33,14 +33,14 @@ from toolbench.core.task import (
     TaskGenerator,
 )
 from toolbench.errors import UserError
+from toolbench.kinds.folder import load_folder, package_versions
+from toolbench.kinds.program_task import crash_outcome, sandbox_failure
+from toolbench.kinds.single_turn import QueryPrompt, solve_single_turn
 from toolbench.prompts.extract import extract_program
 from toolbench.sandbox import SandboxError
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.sandbox.world import WorldFactory
-from toolbench.tasks.folder import load_folder, package_versions
-from toolbench.tasks.google_sheets.agent import sheets_agent_world
-from toolbench.tasks.program_task import crash_outcome, sandbox_failure
-from toolbench.tasks.single_turn import QueryPrompt, solve_single_turn
+from toolbench.tasks.google_sheets.agent_world import sheets_agent_world
 from toolbench.types import Outcome, Sample, Status
 
 WORKBOOK_FILE = "workbook.json"
@@ -217,7 +217,7 @@ class SheetsTask(QueryPrompt, TaskBase):
     def agent_world(
         self, data: TaskData[SheetsRuntime], sample: Sample, resources: Resources[SheetsRuntime]
     ) -> AgentWorld:
-        """The sample's sheet with its worksheet methods as tools (``agent.py``), judged by
+        """The sample's sheet with its worksheet methods as tools (``agent_world.py``), judged by
         this task's ``score``."""
         workbook = data.runtime.workbook
         where = (str(workbook.path), workbook.digest)

@@ -3,10 +3,10 @@
 from pathlib import Path
 
 from toolbench.core.task import TaskDefaults, TaskGenerator
+from toolbench.kinds.program_task import ProgramTask
 from toolbench.tasks.home_search import docs, generator
-from toolbench.tasks.home_search.api import make_world
 from toolbench.tasks.home_search.tools import TOOLSET
-from toolbench.tasks.program_task import ProgramTask
+from toolbench.tasks.home_search.world import make_world
 
 TASK = ProgramTask(
     name="home_search",

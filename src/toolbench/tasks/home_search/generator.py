@@ -13,7 +13,7 @@ import random
 import re
 from typing import Any
 
-from toolbench.tasks._pools import (
+from toolbench.kinds.pools import (
     US_CITIES,
     article,
     count,

@@ -4,14 +4,14 @@ Home types are offered with the docs' capitals ('House', 'Co-op'): the API lower
 and which of them fit 'buy' or 'rent' is the simulator's rule, told in the description.
 """
 
+from toolbench.kinds.tool_calling import derive_toolset
 from toolbench.tasks.home_search import docs
-from toolbench.tasks.home_search.api import (
+from toolbench.tasks.home_search.world import (
     BUY_HOME_TYPES,
     BUY_OR_RENT,
     RENT_HOME_TYPES,
     HomeSearchAPI,
 )
-from toolbench.tasks.tool_calling import derive_toolset
 
 
 def _capitalised(name: str) -> str:

@@ -3,9 +3,9 @@
 from pathlib import Path
 
 from toolbench.core.task import TaskDefaults, TaskGenerator
-from toolbench.tasks.curl_task import CurlTask
+from toolbench.kinds.curl_task import CurlTask
 from toolbench.tasks.open_weather import docs, generator
-from toolbench.tasks.open_weather.agent import PARAM_TYPES, TOOL_NAMES
+from toolbench.tasks.open_weather.agent_world import PARAM_TYPES, TOOL_NAMES
 from toolbench.tasks.open_weather.service import SERVICE
 
 TASK = CurlTask(

@@ -17,7 +17,7 @@ from functools import cache
 from typing import Any
 from urllib.parse import quote
 
-from toolbench.tasks._pools import date_text, fill, generate_unique, join_or, number_word, render
+from toolbench.kinds.pools import date_text, fill, generate_unique, join_or, number_word, render
 from toolbench.tasks.open_weather import geo
 from toolbench.tasks.open_weather.gazetteer import (
     Place,

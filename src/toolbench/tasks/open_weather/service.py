@@ -24,6 +24,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
+from toolbench.kinds.service import SIMULATED_API_KEY
 from toolbench.tasks.open_weather import geo, render
 from toolbench.tasks.open_weather.geo import Place
 from toolbench.tasks.open_weather.i18n import normalise_lang
@@ -34,7 +35,6 @@ from toolbench.tasks.open_weather.weather import (
     air_quality,
     observe,
 )
-from toolbench.tasks.service import SIMULATED_API_KEY
 
 HOST = "api.openweathermap.org"
 FORECAST_STEPS = 40  # 5 days of 3-hour steps

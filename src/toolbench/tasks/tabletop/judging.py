@@ -1,6 +1,6 @@
 """tabletop's judge, shared by the task (a program's final table) and its agent world (the
 table an agent's calls left): the instruction's checks, the crash outcome, and the harness's
-side of a sample's LMPs. A module of its own so that the world (``agent.py``) is handed the
+side of a sample's LMPs. A module of its own so that the world (``agent_world.py``) is handed the
 task's scorer without importing the task, and the task builds the world without a cycle.
 """
 
@@ -39,11 +39,11 @@ def crashed(message: str, details: dict[str, Any] | None = None) -> Outcome:
 
 def session_of(sample: Sample, epoch: int, generate: Generate, config: PromptConfig) -> LmpSession:
     """The harness's side of a sample's LMPs, with the oracle's programs as ``ideal``."""
-    from toolbench.tasks.tabletop import experts, prompts
+    from toolbench.tasks.tabletop import docs, experts
 
     configs = sample.fields["configs"]
     ideal = functools.partial(_ideal, experts.ideal_program, configs)
-    return LmpSession(sample, epoch, generate, config, dict(prompts.BASE_PROMPTS), ideal=ideal)
+    return LmpSession(sample, epoch, generate, config, dict(docs.BASE_PROMPTS), ideal=ideal)
 
 
 def objects_of(configs: dict[str, Any]) -> list[str]:

@@ -217,7 +217,7 @@ def split_prompt(step: str, prompt: str, base: str) -> tuple[str, str, str]:
 def baseline_reply(request: GenerationRequest) -> str:
     """The built-in baseline's answer to a tabletop request: the template policy of
     ``experts.baseline_program``, given only what the prompt says."""
-    from toolbench.tasks.tabletop import experts, prompts
+    from toolbench.tasks.tabletop import docs, experts
 
     if request.prompt is not None:
         text = request.prompt
@@ -226,6 +226,6 @@ def baseline_reply(request: GenerationRequest) -> str:
         text = str(messages[-1].get("content", "")) if messages else ""
     label = request.step.partition("#")[0]
     lmp_name = FGEN if label.startswith("fgen:") else label
-    base = prompts.BASE_PROMPTS.get(lmp_name, "")
+    base = docs.BASE_PROMPTS.get(lmp_name, "")
     lmp, query, context = split_prompt(request.step, text, base)
     return str(experts.baseline_program(lmp, query, context))

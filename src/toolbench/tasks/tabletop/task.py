@@ -34,11 +34,11 @@ from toolbench.core.metrics import mean_metrics
 from toolbench.core.solve import Generate, SampleState
 from toolbench.core.task import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
 from toolbench.errors import UserError
+from toolbench.kinds.folder import OfflineFolderTask, resolve_folder
 from toolbench.prompts.builder import Prompter
 from toolbench.sandbox.memo import ProgramRunner
-from toolbench.tasks.folder import OfflineFolderTask, resolve_folder
 from toolbench.tasks.tabletop import lmp as runtime
-from toolbench.tasks.tabletop.agent import TabletopWorld
+from toolbench.tasks.tabletop.agent_world import TabletopWorld
 from toolbench.tasks.tabletop.judging import crashed, judge, objects_of, session_of
 from toolbench.tasks.tabletop.session import baseline_reply
 from toolbench.types import GenerationRequest, Outcome, Sample, TaskContext

@@ -3,9 +3,9 @@
 from pathlib import Path
 
 from toolbench.core.task import TaskDefaults, TaskGenerator
-from toolbench.tasks.curl_task import CurlTask
+from toolbench.kinds.curl_task import CurlTask
 from toolbench.tasks.the_cat_api import docs, generator
-from toolbench.tasks.the_cat_api.agent import PARAM_TYPES, TOOL_NAMES
+from toolbench.tasks.the_cat_api.agent_world import PARAM_TYPES, TOOL_NAMES
 from toolbench.tasks.the_cat_api.derive import derive_state
 from toolbench.tasks.the_cat_api.service import SERVICE
 

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from starlette.datastructures import QueryParams
 
-from toolbench.tasks._pools import fill, generate_unique, join_or, number_word, ordinal, render
+from toolbench.kinds.pools import fill, generate_unique, join_or, number_word, ordinal, render
 from toolbench.tasks.the_cat_api import phrases as P
 from toolbench.tasks.the_cat_api.breeds import BREEDS
 from toolbench.tasks.the_cat_api.catalogue import SIZE, id_at

@@ -15,7 +15,7 @@ import json
 import random
 from typing import Any
 
-from toolbench.tasks._pools import generate_unique
+from toolbench.kinds.pools import generate_unique
 from toolbench.tasks.virtual_home.chores import CHORES, Chore
 from toolbench.tasks.virtual_home.goals import derive_goals, unmet
 from toolbench.tasks.virtual_home.vocab import OBJECTS, ROOMS, valid_object_lists

@@ -24,11 +24,11 @@ from toolbench.core.agent import AgentWorld
 from toolbench.core.solve import Generate, SampleState, off_loop
 from toolbench.core.task import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
 from toolbench.errors import UserError
+from toolbench.kinds.folder import OfflineFolderTask, load_folder
+from toolbench.kinds.single_turn import QueryPrompt, solve_single_turn
 from toolbench.sandbox.memo import ProgramRunner
-from toolbench.tasks.folder import OfflineFolderTask, load_folder
-from toolbench.tasks.single_turn import QueryPrompt, solve_single_turn
 from toolbench.tasks.virtual_home import metrics
-from toolbench.tasks.virtual_home.agent import VirtualHomeWorld
+from toolbench.tasks.virtual_home.agent_world import VirtualHomeWorld
 from toolbench.tasks.virtual_home.derive import derive_scene
 from toolbench.tasks.virtual_home.goals import check_goal_syntax, derive_goals, unmet
 from toolbench.tasks.virtual_home.grounding import (

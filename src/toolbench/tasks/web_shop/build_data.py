@@ -13,7 +13,7 @@ from pathlib import Path
 
 from toolbench.data.examples import format_example
 from toolbench.tasks.web_shop.docs import FUNCTIONS, demonstrations
-from toolbench.tasks.web_shop.store import Store
+from toolbench.tasks.web_shop.world import Store
 
 DATA_DIR = Path(__file__).parent / "data"
 TEST_IDS = range(250)  # the first goals of the shuffled list, as WebShop's test split

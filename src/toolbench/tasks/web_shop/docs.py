@@ -9,7 +9,7 @@ few recoveries (leaving a wrong product, a sub-page) so every page kind has an e
 from __future__ import annotations
 
 from toolbench.tasks.web_shop.expert import ideal_action
-from toolbench.tasks.web_shop.store import Store
+from toolbench.tasks.web_shop.world import Store
 
 FUNCTIONS: dict[str, str] = {
     "search": (

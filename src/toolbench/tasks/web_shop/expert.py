@@ -10,7 +10,7 @@ scores below 1 too (goals 143, 152, 156, 231 of the test ids).
 
 from __future__ import annotations
 
-from toolbench.tasks.web_shop.store import PRODUCT_WINDOW, Session
+from toolbench.tasks.web_shop.world import PRODUCT_WINDOW, Session
 
 
 def search_phrase(session: Session) -> str:

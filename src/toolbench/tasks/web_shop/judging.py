@@ -1,12 +1,12 @@
 """web_shop's judge of an episode, shared by the task (a model's turns) and its agent world (an
 agent's ``search``/``click`` calls): the step limit and the outcome of a session as it ended.
-A module of its own so that the world (``agent.py``) scores with the task's rules without
+A module of its own so that the world (``agent_world.py``) scores with the task's rules without
 importing the task, and the task builds the world without a cycle.
 """
 
 from __future__ import annotations
 
-from toolbench.tasks.web_shop.store import Session
+from toolbench.tasks.web_shop.world import Session
 from toolbench.types import Outcome, Status
 
 MAX_STEPS = 25  # the original evaluator's max_steps

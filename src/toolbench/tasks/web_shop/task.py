@@ -29,14 +29,14 @@ from toolbench.core.solve import Generate, SampleState
 from toolbench.core.task import LiveOptions, Resources, TaskData, TaskDefaults
 from toolbench.data.layout import digest_folder, read_docs
 from toolbench.errors import UserError, json_problem
+from toolbench.kinds.folder import OfflineFolderTask, resolve_folder
 from toolbench.prompts.builder import Prompter
-from toolbench.tasks.folder import OfflineFolderTask, resolve_folder
 from toolbench.tasks.web_shop import catalogue
-from toolbench.tasks.web_shop.agent import WebShopWorld
+from toolbench.tasks.web_shop.agent_world import WebShopWorld
 from toolbench.tasks.web_shop.expert import ideal_action
 from toolbench.tasks.web_shop.judging import MAX_STEPS, episode_outcome
 from toolbench.tasks.web_shop.shopper import Shopper
-from toolbench.tasks.web_shop.store import Session, StepResult, Store
+from toolbench.tasks.web_shop.world import Session, StepResult, Store
 from toolbench.types import GenerationRequest, Outcome, Sample, TaskContext
 
 METRICS = ("success_rate", "reward", "purchase_match_rate", "crash_rate", "mean_turns")
@@ -95,7 +95,7 @@ class WebShopTask(DataclassOptions, OfflineFolderTask):
     def agent_world(
         self, data: TaskData[Runtime], sample: Sample, resources: Resources[Runtime]
     ) -> AgentWorld:
-        """The sample's episode as ``search`` / ``click`` tools (``agent.py``); no gold is
+        """The sample's episode as ``search`` / ``click`` tools (``agent_world.py``); no gold is
         read: the oracle's path is the expert's, played on demand."""
         runtime = data.runtime
         return WebShopWorld(runtime.store, int(sample.id), runtime.layout)

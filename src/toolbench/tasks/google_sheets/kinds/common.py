@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from toolbench.tasks._pools import fill, render
+from toolbench.kinds.pools import fill, render
 from toolbench.tasks.google_sheets import workbook as wb
 from toolbench.tasks.google_sheets.emulator import column_to_letters
 

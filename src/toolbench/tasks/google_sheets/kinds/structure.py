@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from toolbench.tasks._pools import article
+from toolbench.kinds.pools import article
 from toolbench.tasks.google_sheets import workbook as wb
 from toolbench.tasks.google_sheets.emulator import column_to_letters
 from toolbench.tasks.google_sheets.kinds.common import (

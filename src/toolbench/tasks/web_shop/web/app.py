@@ -39,9 +39,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from toolbench.tasks.web_shop.store import StepResult, Store
 from toolbench.tasks.web_shop.web.episode import Episode
 from toolbench.tasks.web_shop.web.page_json import page_json
+from toolbench.tasks.web_shop.world import StepResult, Store
 from toolbench.webcheck import check_same_origin
 
 MAX_BODY_BYTES = 64 * 1024

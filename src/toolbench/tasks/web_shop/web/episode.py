@@ -1,7 +1,7 @@
 """One shopping episode with the original's turn cap, shared by the HTML store, the JSON API,
 the human recorder and the gymnasium environment.
 
-``Session`` (``store.py``) knows the shop's rules but not the evaluator's 25-turn limit; the
+``Session`` (``world.py``) knows the shop's rules but not the evaluator's 25-turn limit; the
 limit lives in the task's solve loop. People and agent frameworks drive a session directly, so
 this wrapper adds the same limit (``task.MAX_STEPS``) and keeps what a record needs: each
 action with the page text it was taken on and how long it took. It adds no rule of its own:
@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolbench.tasks.web_shop.pages import Page
-from toolbench.tasks.web_shop.store import Session, StepResult
 from toolbench.tasks.web_shop.task import MAX_STEPS
+from toolbench.tasks.web_shop.world import Session, StepResult
 
 OVER = "the episode is over"
 

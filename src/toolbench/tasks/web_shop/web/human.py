@@ -34,8 +34,8 @@ from typing import Any
 
 from starlette.exceptions import HTTPException
 
-from toolbench.tasks.web_shop.store import StepResult, Store
 from toolbench.tasks.web_shop.web.episode import Episode, Turn
+from toolbench.tasks.web_shop.world import StepResult, Store
 from toolbench.types import Generation, GenerationRequest, InfraError
 
 TITLE = "toolbench web shop · human baseline"

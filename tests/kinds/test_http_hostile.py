@@ -18,10 +18,10 @@ import pytest
 from tests.conftest import CliResult, read_run
 from tests.sandbox.hostile_curl import CAT, HOSTILE_HTTP, IMAGE, OW, HostileRequest
 from toolbench.core.task import TaskData
+from toolbench.kinds.curl_task import CurlTask
+from toolbench.kinds.http_exec import SimulatedExecutor
 from toolbench.sandbox.curl import CurlError, HttpRequest
 from toolbench.sandbox.memo import ProgramRunner
-from toolbench.tasks.curl_task import CurlTask
-from toolbench.tasks.http_exec import SimulatedExecutor
 from toolbench.tasks.registry import get_task
 from toolbench.types import Outcome, Sample, Status, TaskContext
 

@@ -33,7 +33,7 @@ from toolbench.tasks.web_shop.actions import Action, parse_action, split_action
 from toolbench.tasks.web_shop.docs import FUNCTIONS
 from toolbench.tasks.web_shop.expert import ideal_action
 from toolbench.tasks.web_shop.judging import MAX_STEPS, episode_outcome
-from toolbench.tasks.web_shop.store import Session, Store
+from toolbench.tasks.web_shop.world import Session, Store
 from toolbench.types import Outcome, Status
 
 MAX_REPLY_CHARS = 20_000  # one page as a tool reply (pages are a few thousand characters)

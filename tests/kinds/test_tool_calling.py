@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from toolbench.kinds.tool_calling import BadCall, ToolSet, call_line, gold_calls
 from toolbench.models.cache import cache_key
 from toolbench.sandbox.pool import SandboxPool
 from toolbench.tasks.booking import TASK as BOOKING_TASK
@@ -21,7 +22,6 @@ from toolbench.tasks.booking.tools import TOOLSET as BOOKING
 from toolbench.tasks.home_search import TASK as HOME_TASK
 from toolbench.tasks.home_search import docs as home_docs
 from toolbench.tasks.home_search.tools import TOOLSET as HOME
-from toolbench.tasks.tool_calling import BadCall, ToolSet, call_line, gold_calls
 from toolbench.types import GenerationRequest
 
 

@@ -1,7 +1,7 @@
 import pytest
 
 from toolbench.core.metrics import mean_metrics
-from toolbench.tasks.scoring import best_match, dict_prf
+from toolbench.kinds.scoring import best_match, dict_prf
 from toolbench.types import Outcome, Status
 
 

@@ -24,7 +24,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from toolbench.tasks.tool_calling.schema import DATE_FIELDS, RECEIVER, Kind, Param, ToolSet
+from toolbench.kinds.tool_calling.schema import DATE_FIELDS, RECEIVER, Kind, Param, ToolSet
 
 MAX_ARGUMENT_CHARS = 20_000  # the raw JSON arguments of one call
 MAX_STRING_CHARS = 500  # one string value

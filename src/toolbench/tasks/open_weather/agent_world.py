@@ -1,4 +1,4 @@
-"""open_weather as tools for agents (``toolbench.tasks.curl_agent`` builds them from the docs).
+"""open_weather as tools for agents (``toolbench.kinds.curl_agent`` builds them from the docs).
 
 Each API doc is one tool: the docs describe the weather and forecast endpoints once per way of
 naming the place (city, ZIP code, coordinates), so each way is its own tool with its own

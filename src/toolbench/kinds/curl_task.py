@@ -35,11 +35,9 @@ from toolbench.core.task import (
     TaskGenerator,
 )
 from toolbench.errors import UserError
-from toolbench.sandbox.curl import CurlError, HttpRequest, first_curl_line, parse_curl
-from toolbench.sandbox.memo import ProgramRunner
-from toolbench.tasks.curl_agent import WRITE_METHODS, CurlAgentWorld, Endpoint, endpoints_of
-from toolbench.tasks.folder import load_folder, package_versions
-from toolbench.tasks.http_exec import (
+from toolbench.kinds.curl_agent import WRITE_METHODS, CurlAgentWorld, Endpoint, endpoints_of
+from toolbench.kinds.folder import load_folder, package_versions
+from toolbench.kinds.http_exec import (
     HttpExecutor,
     HttpResult,
     LiveExecutor,
@@ -47,10 +45,12 @@ from toolbench.tasks.http_exec import (
     one_line,
     response_view,
 )
-from toolbench.tasks.program_task import PROGRAM_METRICS, crash_outcome
-from toolbench.tasks.scoring import best_match
-from toolbench.tasks.service import SIMULATED_API_KEY, SimulatedService
-from toolbench.tasks.single_turn import QueryPrompt, solve_single_turn
+from toolbench.kinds.program_task import PROGRAM_METRICS, crash_outcome
+from toolbench.kinds.scoring import best_match
+from toolbench.kinds.service import SIMULATED_API_KEY, SimulatedService
+from toolbench.kinds.single_turn import QueryPrompt, solve_single_turn
+from toolbench.sandbox.curl import CurlError, HttpRequest, first_curl_line, parse_curl
+from toolbench.sandbox.memo import ProgramRunner
 from toolbench.types import InfraError, Outcome, Sample, Status
 
 

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from toolbench.core.task import TaskData
+from toolbench.kinds.curl_task import CurlTask
+from toolbench.kinds.http_exec import SimulatedExecutor
 from toolbench.sandbox.memo import ProgramRunner
-from toolbench.tasks.curl_task import CurlTask
-from toolbench.tasks.http_exec import SimulatedExecutor
 from toolbench.tasks.registry import get_task
 from toolbench.types import Sample, Status, TaskContext
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from tests.tasks.http_fuzz import (
+from tests.kinds.http_fuzz import (
     Case,
     RawCase,
     ServiceFuzzer,

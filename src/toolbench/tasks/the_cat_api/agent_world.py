@@ -1,4 +1,4 @@
-"""the_cat_api as tools for agents (``toolbench.tasks.curl_agent`` builds them from the docs).
+"""the_cat_api as tools for agents (``toolbench.kinds.curl_agent`` builds them from the docs).
 
 One tool per documented endpoint. The world is the sample's account (favourites and votes)
 for the whole episode; the answer is the last successful write, else the last successful call

@@ -27,11 +27,11 @@ from typing import Any, Protocol
 
 from toolbench.core.solve import Generate, SampleState
 from toolbench.core.task import Resources, TaskData
+from toolbench.kinds.tool_calling.convert import BadCall, call_line, gold_calls
+from toolbench.kinds.tool_calling.schema import ToolSet
 from toolbench.prompts.builder import Prompter
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.sandbox.world import WorldFactory
-from toolbench.tasks.tool_calling.convert import BadCall, call_line, gold_calls
-from toolbench.tasks.tool_calling.schema import ToolSet
 from toolbench.types import GenerationRequest, Outcome, Sample
 
 MAX_CALLS_PER_REPLY = 32  # calls of one reply beyond this are answered with an error, not run

@@ -42,10 +42,10 @@ from toolbench.core.agent import ToolCall, ToolReply, ToolSpec, Untranslatable
 from toolbench.core.bounded import bounded_text
 from toolbench.core.task import TaskData
 from toolbench.errors import UserError
+from toolbench.kinds.http_exec import HttpExecutor, HttpResult, SimulatedExecutor, one_line
+from toolbench.kinds.program_task import crash_outcome
+from toolbench.kinds.service import SimulatedService
 from toolbench.sandbox.curl import CurlError, HttpRequest, parse_curl
-from toolbench.tasks.http_exec import HttpExecutor, HttpResult, SimulatedExecutor, one_line
-from toolbench.tasks.program_task import crash_outcome
-from toolbench.tasks.service import SimulatedService
 from toolbench.types import Doc, InfraError, Outcome, Sample, Status
 
 MAX_REPLY_CHARS = 20_000

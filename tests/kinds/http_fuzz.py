@@ -1,6 +1,6 @@
 """Fuzzing the curl tasks' HTTP path: hypothesis strategies and one checker per target.
 
-Shared by the CI-sized tests (``tests/tasks/test_http_fuzz.py``) and the 10,000-case command
+Shared by the CI-sized tests (``tests/kinds/test_http_fuzz.py``) and the 10,000-case command
 (``benchmarks/fuzz_http.py``). Each checker takes one generated case and returns None when the
 target behaved, or a one-line description of what escaped. The checkers deliberately bypass the
 executor's catch-all (services are called as raw ASGI apps, the way uvicorn calls them under
@@ -23,10 +23,10 @@ from urllib.parse import quote
 import httpx
 from hypothesis import strategies as st
 
+from toolbench.kinds.service import SIMULATED_API_KEY, SimulatedService
 from toolbench.sandbox.curl import MAX_URL, CurlError, first_curl_line, parse_curl
 from toolbench.tasks.open_weather.service import ROUTES
 from toolbench.tasks.open_weather.service import SERVICE as WEATHER
-from toolbench.tasks.service import SIMULATED_API_KEY, SimulatedService
 from toolbench.tasks.the_cat_api.catalogue import IMAGES
 from toolbench.tasks.the_cat_api.service import SERVICE as CAT
 

@@ -34,15 +34,15 @@ from typing import TYPE_CHECKING, Any
 import jsonschema
 
 from toolbench.core.agent import AgentWorld, ToolCall, ToolSpec, Untranslatable
-from toolbench.tasks.google_sheets import docs, schemas
-from toolbench.tasks.google_sheets.recording import make_recording_world
-from toolbench.tasks.program_task import crash_outcome
-from toolbench.tasks.tool_calling.agent_world import (
+from toolbench.kinds.program_task import crash_outcome
+from toolbench.kinds.tool_calling.agent_world import (
     ProgramAgentWorld,
     ScoredProgramTask,
     json_reply,
 )
-from toolbench.tasks.tool_calling.convert import BadCall
+from toolbench.kinds.tool_calling.convert import BadCall
+from toolbench.tasks.google_sheets import docs, schemas
+from toolbench.tasks.google_sheets.recording import make_recording_world
 from toolbench.types import Sample
 
 if TYPE_CHECKING:

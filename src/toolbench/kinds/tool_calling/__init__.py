@@ -2,9 +2,9 @@
 task's API class and docs, tool calls converted to program lines we build ourselves, and the
 solve loop that runs them in the sample's sandboxed world."""
 
-from toolbench.tasks.tool_calling.convert import BadCall, call_line, gold_calls
-from toolbench.tasks.tool_calling.loop import first_tools_request, solve_with_tools
-from toolbench.tasks.tool_calling.schema import (
+from toolbench.kinds.tool_calling.convert import BadCall, call_line, gold_calls
+from toolbench.kinds.tool_calling.loop import first_tools_request, solve_with_tools
+from toolbench.kinds.tool_calling.schema import (
     HasToolset,
     Kind,
     Param,

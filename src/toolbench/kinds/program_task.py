@@ -23,21 +23,21 @@ from toolbench.core.metrics import mean_metrics
 from toolbench.core.solve import Generate, SampleState
 from toolbench.core.task import LiveOptions, Resources, TaskData, TaskDefaults, TaskGenerator
 from toolbench.errors import UserError
-from toolbench.prompts.builder import Mode, Prompter
-from toolbench.prompts.extract import extract_program
-from toolbench.sandbox import SandboxError
-from toolbench.sandbox.memo import ProgramRunner
-from toolbench.sandbox.world import WorldFactory
-from toolbench.tasks.folder import OfflineFolderTask, load_folder
-from toolbench.tasks.scoring import best_match
-from toolbench.tasks.single_turn import solve_single_turn
-from toolbench.tasks.tool_calling import ToolSet, first_tools_request, solve_with_tools
-from toolbench.tasks.tool_calling.agent_world import (
+from toolbench.kinds.folder import OfflineFolderTask, load_folder
+from toolbench.kinds.scoring import best_match
+from toolbench.kinds.single_turn import solve_single_turn
+from toolbench.kinds.tool_calling import ToolSet, first_tools_request, solve_with_tools
+from toolbench.kinds.tool_calling.agent_world import (
     ProgramAgentWorld,
     agent_tools,
     toolset_calls,
     toolset_line,
 )
+from toolbench.prompts.builder import Mode, Prompter
+from toolbench.prompts.extract import extract_program
+from toolbench.sandbox import SandboxError
+from toolbench.sandbox.memo import ProgramRunner
+from toolbench.sandbox.world import WorldFactory
 from toolbench.types import GenerationRequest, Outcome, Sample, Status
 
 PROGRAM_METRICS = ("success_rate", "crash_rate", "precision", "recall", "f1")

@@ -24,12 +24,12 @@ from typing import Any, Protocol
 from toolbench.core.agent import ToolCall, ToolReply, ToolSpec, Untranslatable
 from toolbench.core.bounded import bounded_text
 from toolbench.core.task import TaskData
+from toolbench.kinds.tool_calling.convert import BadCall, call_line, gold_calls
+from toolbench.kinds.tool_calling.loop import MAX_PROGRAM_LINES
+from toolbench.kinds.tool_calling.schema import ToolSet
 from toolbench.sandbox.memo import ProgramRunner
 from toolbench.sandbox.pool import ExecResult
 from toolbench.sandbox.world import WorldFactory
-from toolbench.tasks.tool_calling.convert import BadCall, call_line, gold_calls
-from toolbench.tasks.tool_calling.loop import MAX_PROGRAM_LINES
-from toolbench.tasks.tool_calling.schema import ToolSet
 from toolbench.types import Outcome, Sample
 
 MAX_REPLY_CHARS = 20_000  # one tool reply's text

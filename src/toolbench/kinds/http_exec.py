@@ -31,8 +31,8 @@ from typing import Any, cast
 
 import httpx
 
+from toolbench.kinds.service import SimulatedService
 from toolbench.sandbox.curl import CurlError, HttpRequest
-from toolbench.tasks.service import SimulatedService
 from toolbench.types import InfraError
 
 _WORLD: contextvars.ContextVar[Any] = contextvars.ContextVar("toolbench_world")
