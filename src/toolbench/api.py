@@ -158,7 +158,7 @@ def get_task(name: str) -> Task:
     return lookup(name)
 
 
-def load_task(name: str, version: str = "v0", data_dir: str | Path | None = None) -> TaskData:
+def load_task(name: str, version: str = "v0", data_dir: str | Path | None = None) -> TaskData[Any]:
     """A task's samples, API docs and demonstrations, read and validated (golds not run)."""
     return get_task(name).load(version, Path(data_dir) if data_dir is not None else None)
 

@@ -40,7 +40,7 @@ from toolbench.types import EndpointNotServed, Outcome, Sample, ServiceDown, Sta
 @dataclass
 class PreparedTask:
     task: Task
-    resources: Resources
+    resources: Resources[Any]
     samples: list[Sample]
 
     @property
@@ -130,7 +130,7 @@ class SampleWork:
 
 
 async def solve_sample(
-    task: Task, resources: Resources, sample: Sample, epoch: int, subject: Subject | Model
+    task: Task, resources: Resources[Any], sample: Sample, epoch: int, subject: Subject | Model
 ) -> dict[str, Any]:
     """One sample through its task's solve loop, into its log record: a model answers the
     task's prompts, an agent calls the task's tools itself (``core.agent``)."""

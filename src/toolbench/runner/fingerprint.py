@@ -15,7 +15,7 @@ from typing import Any
 from toolbench.core.task import TaskData
 
 
-def content_digest(data: TaskData) -> str:
+def content_digest(data: TaskData[Any]) -> str:
     """sha256 over the loaded samples and context, in load order."""
     hasher = hashlib.sha256()
     hasher.update(f"{data.task}\0{data.version}\0".encode())

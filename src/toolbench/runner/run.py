@@ -142,7 +142,7 @@ def _task_part(p: PreparedTask) -> dict[str, Any]:
     }
 
 
-def _set_run_dir(resources: Resources, folder: Path) -> None:
+def _set_run_dir(resources: Resources[Any], folder: Path) -> None:
     resources.run_dir = folder
 
 

@@ -20,7 +20,7 @@ import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, BinaryIO, NamedTuple, cast
 
 from toolbench.config import changed_parts
 from toolbench.core.bounded import MAX_RECORD_BYTES, record_line
@@ -258,7 +258,7 @@ def parse_line(path: Path, number: int, line: bytes) -> dict[str, Any]:
     problem = record_problem(record)
     if problem:
         raise DamagedRecord(path, number, f"damaged record ({problem})")
-    return record
+    return cast(dict[str, Any], record)  # record_problem refuses anything but an object
 
 
 def _refuse_constant(name: str) -> Any:
@@ -527,7 +527,7 @@ class RunStore:
             self._handle = None
 
 
-def _end_of_last_line(handle: Any, size: int) -> int:
+def _end_of_last_line(handle: BinaryIO, size: int) -> int:
     """The offset just past the file's last newline (0 if it has none), read backwards in
     blocks: cutting a torn tail never reads the whole log."""
     position = size
