@@ -78,7 +78,7 @@ async def serve_until_cancelled(app: Any, sock: socket.socket) -> None:
 
 
 async def _stop_now(server: Any, serving: asyncio.Future[None]) -> None:
-    """uvicorn stopped at once, not through its graceful shutdown (which ticks, then waits for
+    """``uvicorn`` stopped at once, not through its graceful shutdown (which ticks, then waits for
     every request): no new connections, every open one cut, every request task cancelled,
     and the whole bounded by ``STOP_S``."""
     server.should_exit = server.force_exit = True

@@ -346,7 +346,7 @@ class _PipeLines:
 
 @contextlib.asynccontextmanager
 async def _stdin_lines() -> AsyncIterator[Any]:
-    """stdin as ``_PipeLines`` over a duplicate of fd 0, or None (the SDK's reader) where the
+    """``stdin`` as ``_PipeLines`` over a duplicate of fd 0, or None (the SDK's reader) where the
     loop cannot watch it."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=MAX_STDIN_LINE)

@@ -98,7 +98,7 @@ _STOP_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\"}
 
 
 def stop_sequence(value: str) -> str:
-    """A stop sequence, with ``\\n``, ``\\t``, ``\\r`` and ``\\\\`` read as the characters
+    r"""A stop sequence, with ``\n``, ``\t``, ``\r`` and ``\\`` read as the characters
     they name (a newline is the most common stop and the hardest to type); other backslashes
     stay as they are. Empty is refused: ``--no-stop`` is how to send none."""
     out: list[str] = []

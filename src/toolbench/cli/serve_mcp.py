@@ -119,9 +119,9 @@ def _checked(args: argparse.Namespace) -> tuple[Task, TaskData, Sample]:
 
 @contextlib.contextmanager
 def _stdout_to_stderr() -> Iterator[int]:
-    """fd 1 pointed at stderr until the block ends; yields a duplicate of the real stdout.
-    A process-wide ``redirect_stdout`` would not do: the world is built on another thread,
-    and the SDK would take the redirected stream for its wire."""
+    """File descriptor 1 pointed at stderr until the block ends; yields a duplicate of the
+    real stdout. A process-wide ``redirect_stdout`` would not do: the world is built on
+    another thread, and the SDK would take the redirected stream for its wire."""
     with contextlib.suppress(OSError, ValueError):
         sys.stdout.flush()
     wire = os.dup(1)

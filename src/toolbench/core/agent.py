@@ -170,9 +170,18 @@ class Agent(Protocol):
 
     name: str
 
-    async def attempt(self, world: AgentWorld, brief: AgentBrief) -> AgentEnd: ...
+    async def attempt(self, world: AgentWorld, brief: AgentBrief) -> AgentEnd:
+        """Solve one sample through ``world``'s tools and say how it ended. The agent may be
+        told ``brief``'s task, sample id, epoch, request and data version, never its folders or
+        sample (see ``AgentBrief``). Its own failure (a crash, a timeout, flooded output) is an
+        ``AgentEnd`` with ``failure`` set, the sample's model_error; raise only for the
+        harness's trouble (``InfraError``), which leaves the sample to be retried."""
+        ...
 
-    async def aclose(self) -> None: ...
+    async def aclose(self) -> None:
+        """Release what the agent holds across samples (servers, scratch folders, a replay's
+        model); the runner calls it when the run ends."""
+        ...
 
 
 @runtime_checkable
@@ -181,7 +190,10 @@ class ContainedAgent(Protocol):
     recorded in run.json (``agent_isolation``) and shown by the report."""
 
     @property
-    def isolation(self) -> Mapping[str, Any]: ...
+    def isolation(self) -> Mapping[str, Any]:
+        """What kept the agent in (the OS layer and its limits) as JSON values: run.json's
+        ``agent_isolation``, so a reader can tell a contained run from a bare one."""
+        ...
 
 
 class RecordingWorld:
@@ -191,19 +203,25 @@ class RecordingWorld:
     ``MAX_TOOL_CALLS`` are refused."""
 
     def __init__(self, world: AgentWorld, state: SampleState) -> None:
+        """Wrap ``world`` for one attempt, recording into ``state``'s trace (``calls`` counts
+        the calls made so far, for the record's ``tool_calls``)."""
         self.world, self.state = world, state
         self.calls = 0
         self._lock = asyncio.Lock()
 
     @property
     def tools(self) -> Sequence[ToolSpec]:
+        """The wrapped world's tools, unchanged: recording adds none."""
         return self.world.tools
 
     @property
     def request(self) -> str:
+        """The wrapped world's request, unchanged."""
         return self.world.request
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> ToolReply:
+        """Run one call on the wrapped world after any call still running, and add it to the
+        trace; past ``MAX_TOOL_CALLS`` an error reply that never reaches the world."""
         async with self._lock:
             if self.calls >= MAX_TOOL_CALLS:
                 return ToolReply(
@@ -218,18 +236,23 @@ class RecordingWorld:
             return reply
 
     async def outcome(self) -> Outcome:
+        """The wrapped world's judge: the world is judged, not the trace recorded here."""
         return await self.world.outcome()
 
     def failed(self, message: str) -> Outcome:
+        """The wrapped world's outcome for an agent that failed (its task's model_error)."""
         return self.world.failed(message)
 
     async def translate(self, action: str) -> list[ToolCall]:
+        """The wrapped world's translation; nothing is recorded, as no call is made."""
         return await self.world.translate(action)
 
     async def gold_calls(self) -> list[ToolCall]:
+        """The wrapped world's gold calls; nothing is recorded, as no call is made."""
         return await self.world.gold_calls()
 
     async def close(self) -> None:
+        """Close the wrapped world (idempotent, as the world's ``close`` is)."""
         await self.world.close()
 
 

@@ -41,6 +41,10 @@ IDENTITY_FIELDS = ("task", "id", "epoch", "status", "success")
 
 @dataclass(frozen=True)
 class RecordBounds:
+    """The limits one pass of bounding holds a record to: characters per string, items per
+    container and values in all. The defaults are the normal limits; ``_FALLBACKS`` tightens
+    them, step by step, for a record whose line is still over ``MAX_RECORD_BYTES``."""
+
     strings: int = MAX_STRING_CHARS
     items: int = MAX_ITEMS
     nodes: int = MAX_NODES
@@ -210,8 +214,8 @@ def _conform(safe: Any) -> dict[str, Any]:
 
 
 def to_line(safe: dict[str, Any]) -> str:
-    """The JSON line (no newline) of a bounded record: strict and ASCII-only, so that a model's
-    U+2028 or stray \\r can never split a record for any reader."""
+    r"""The JSON line (no newline) of a bounded record: strict and ASCII-only, so that a model's
+    U+2028 or stray \r can never split a record for any reader."""
     return _LINE_ENCODER.encode(safe)
 
 

@@ -150,6 +150,9 @@ class CallRecord:
     batch_size: int = 1
 
     def as_json(self) -> dict[str, Any]:
+        """The call as an entry of the record's ``calls``: texts cut to ``MAX_CALL_TEXT_CHARS``,
+        and the fields most calls leave unset (``raw_text``, ``batch_size``, ``tool_calls``,
+        ``role``) only where set, so a usual record stays small."""
         entry: dict[str, Any] = {
             "step": self.step,
             "prompt_hash": self.prompt_hash,
@@ -201,6 +204,8 @@ class Recorder:
     errors, model errors) pass through: the runner turns them into the sample's outcome."""
 
     def __init__(self, model: Model, state: SampleState, role: str = "model") -> None:
+        """A recorder of ``model``'s calls for the sample of ``state``, each recorded with
+        ``role`` (``"model"`` for the model under test, which the record's totals count)."""
         self._model = model
         self._state = state
         self._role = role
@@ -210,6 +215,9 @@ class Recorder:
         return Recorder(model, self._state, role)
 
     async def __call__(self, request: GenerationRequest) -> Generation:
+        """Send ``request`` and record the call; the reply comes back cut at its stops. Raises
+        ``TooManyCalls`` past ``MAX_CALLS_PER_SAMPLE`` calls, and ``ModelOutputError`` for a
+        reply over ``MAX_REPLY_CHARS`` (after recording it: the call was made)."""
         state = self._state
         if len(state.calls) >= MAX_CALLS_PER_SAMPLE:
             raise TooManyCalls(f"more than {MAX_CALLS_PER_SAMPLE} model calls for one sample")
@@ -280,6 +288,8 @@ async def guarded_solve(solve: Callable[[], Awaitable[Outcome]], state: SampleSt
 
 
 def one_line(exc: BaseException) -> str:
+    """``exc`` as an outcome's one-line message, its type first, at most 500 characters; an
+    exception whose ``__str__`` fails still gives its type, so reporting never fails too."""
     try:
         text = " ".join(str(exc)[:MAX_MESSAGE_CHARS].split())
     except Exception:  # a foreign __str__ that fails: the type's name is still worth saying

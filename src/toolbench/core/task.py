@@ -140,12 +140,17 @@ class Task(Protocol):
     metrics: tuple[str, ...]
     defaults: TaskDefaults
 
-    #: Bump when a change to the task's scoring can change a result: the run fingerprint
-    #: covers it, so a run folder never mixes records scored by two versions.
     @property
-    def scoring_version(self) -> str: ...
+    def scoring_version(self) -> str:
+        """The version of the task's scoring: bump it when a change to scoring can change a
+        result. The run fingerprint covers it, so a run folder never mixes records scored by
+        two versions."""
+        ...
 
-    def versions(self) -> list[str]: ...
+    def versions(self) -> list[str]:
+        """The data versions the task ships, each a ``version`` its ``load`` accepts
+        (``--version``; ``toolbench list tasks`` shows them)."""
+        ...
 
     def load(
         self, version: str, data_dir: Path | None, live: LiveOptions | None = None
@@ -155,7 +160,11 @@ class Task(Protocol):
 
     async def solve(
         self, state: SampleState, generate: Generate, resources: Resources[Any]
-    ) -> Outcome: ...
+    ) -> Outcome:
+        """Solve one sample: ask the model through ``generate`` as often as the task's shape
+        needs, set ``state.prediction`` (and ``state.trace`` where it helps a reader) and return
+        the sample's ``Outcome``. Whatever it raises becomes the outcome (``guarded_solve``)."""
+        ...
 
 
 class TaskBase:
@@ -169,6 +178,7 @@ class TaskBase:
     scoring_version: str = "2"
 
     def versions(self) -> list[str]:
+        """One data version, ``v0``: what a run loads unless told otherwise."""
         return ["v0"]
 
 

@@ -185,7 +185,7 @@ class HFModel:
             log.warning("%s: %s, so native tools are not shown to the model", self.name, reason)
 
     def _check_fits(self, prompt_ids: list[int], request: GenerationRequest) -> None:
-        """vLLM's rule: the prompt and the tokens asked for must fit the context window."""
+        """``vLLM``'s rule: the prompt and the tokens asked for must fit the context window."""
         limit = self.context_length
         if limit is not None and len(prompt_ids) + request.max_tokens > limit:
             raise ContextOverflow(

@@ -154,7 +154,7 @@ def _decode_raw(tokenizer: Any, ids: Sequence[int]) -> str:
 
 
 def openai_calls(value: Any) -> list[dict[str, Any]]:
-    """transformers' parsed ``tool_calls`` (``{"type", "function": {"name", "arguments":
+    """``transformers``' parsed ``tool_calls`` (``{"type", "function": {"name", "arguments":
     dict}}``) as OpenAI tool calls with JSON-string arguments; malformed entries dropped."""
     calls: list[dict[str, Any]] = []
     for item in value if isinstance(value, list) else []:

@@ -82,8 +82,8 @@ class _Found:
 
 
 def _found(start: int, end: int, name: str, arguments: dict[str, Any]) -> _Found:
-    """A call whose name and arguments a UTF-8 JSON record can carry: no NaN or infinity, and
-    lone surrogates (``"\\ud800"`` in JSON) kept as escapes."""
+    r"""A call whose name and arguments a UTF-8 JSON record can carry: no NaN or infinity, and
+    lone surrogates (``"\ud800"`` in JSON) kept as escapes."""
     try:
         text = json.dumps(arguments, ensure_ascii=False, allow_nan=False)
     except ValueError:

@@ -91,7 +91,7 @@ def _no_private_dispatch(original: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _no_fsspec_urls(original: Callable[[Any], bool]) -> Callable[[Any], bool]:
-    """pandas hands ``scheme://`` paths to fsspec, whose in-process file systems
+    """``pandas`` hands ``scheme://`` paths to fsspec, whose in-process file systems
     (``memory://``) and remote ones never touch the audit fence's ``open``; refuse them."""
 
     def is_fsspec_url(url: Any) -> bool:

@@ -85,7 +85,7 @@ MONTHS = (
 
 
 def _distinct(rng: random.Random, draw: Any, n: int) -> list[Any]:
-    """n values from ``draw(rng)``, no two equal, so sorting on them has one answer."""
+    """``n`` values from ``draw(rng)``, no two equal, so sorting on them has one answer."""
     seen: list[Any] = []
     while len(seen) < n:
         value = draw(rng)

@@ -73,11 +73,11 @@ class _Case:
     pos: Positions
 
     def between(self, a: str, b: str) -> float:
-        """xy distance between two objects: float32 minus float32, float32 throughout."""
+        """``xy`` distance between two objects: float32 minus float32, float32 throughout."""
         return _norm(self.pos[a][:2] - self.pos[b][:2])
 
     def to_point(self, name: str, point: Sequence[float]) -> float:
-        """xy distance to a point given as Python floats: float32 minus float64 is float64."""
+        """``xy`` distance to a point given as Python floats: float32 minus float64 is float64."""
         return _norm(self.pos[name][:2] - np.asarray(point[:2], dtype=np.float64))
 
     def nearest(self, name: str, places: Sequence[str]) -> str:
@@ -88,7 +88,8 @@ class _Case:
 
 
 def positions(snapshot: Mapping[str, Any]) -> Positions:
-    """name -> float32 (x, y, z) from a snapshot, as the original's ``get_obj_pos`` read them."""
+    """Each object's float32 (x, y, z) by name, from a snapshot, as the original's
+    ``get_obj_pos`` read them."""
     out: Positions = {}
     for obj in snapshot["objects"]:
         out[str(obj["name"])] = np.array([float(v) for v in obj["pos"]], dtype=np.float32)
@@ -108,7 +109,7 @@ def _all_near_place(case: _Case, place: str) -> bool:
 
 
 def _spread(values: np.ndarray) -> float:
-    """max - min of float32 coordinates: a float32 difference, compared in float64."""
+    """``max - min`` of float32 coordinates: a float32 difference, compared in float64."""
     return float(values.max() - values.min())
 
 

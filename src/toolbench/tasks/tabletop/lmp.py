@@ -129,7 +129,7 @@ def first_body(source: str) -> str:
 
 
 def lmp_sources(context: str, code: str) -> tuple[str, ...]:
-    """The programs an LMP's code runs as. The original ran ``context + "\n" + code`` as one;
+    r"""The programs an LMP's code runs as. The original ran ``context + "\n" + code`` as one;
     we run the context and then the code, shifted down by the context's lines (so line
     numbers are the original's), in the same scope: the same whenever each piece compiles on
     its own (``run_lmp_code`` runs the whole otherwise). Two pieces because the code alone is
@@ -145,7 +145,7 @@ def lmp_sources(context: str, code: str) -> tuple[str, ...]:
 
 
 def run_lmp_code(context: str, code: str, scope: dict[str, Any]) -> None:
-    """Run an LMP's code with its context line in ``scope``, as ``exec(context + "\n" +
+    r"""Run an LMP's code with its context line in ``scope``, as ``exec(context + "\n" +
     code)`` would (see ``lmp_sources``); nothing runs unless everything compiled."""
     pieces = lmp_sources(context, code)
     try:

@@ -117,7 +117,7 @@ def _required_vars(tester_id: str, configs: Mapping[str, Any]) -> list[str]:
 
 
 def _encodable(record: dict[str, Any]) -> dict[str, Any]:
-    """The record if UTF-8 can encode every string in it. A lone surrogate (a ``\\ud800``
+    r"""The record if UTF-8 can encode every string in it. A lone surrogate (a ``\ud800``
     escape without its pair) is valid JSON but reaches prompts, cache keys and logs, which
     are UTF-8: refused here, as bad data, rather than failing each sample inside the run."""
     stack: list[Any] = [record]

@@ -1,4 +1,4 @@
-"""The harness's side of one sample's LMPs: answer the worker's host calls with model code.
+r"""The harness's side of one sample's LMPs: answer the worker's host calls with model code.
 
 The worker (``lmp.py``) asks ``("lmp", {"lmp", "query", "context"})`` when the program calls an
 LMP and ``("fgen", {"name", "signature"})`` for a function nobody defined. For each, this
@@ -16,7 +16,7 @@ The worker is not trusted: a payload that is not exactly one of the two shapes, 
 LMP, a function name that is not an identifier or text over ``MAX_TEXT_CHARS`` is refused
 (``HostRefused``: the program gets an exception and the sample crashes), never formatted
 into a prompt. So is model text that UTF-8 cannot encode (a lone surrogate, which a
-``'\\ud800'`` escape in the model's code makes): prompts, cache keys and logs are UTF-8, and it
+``'\ud800'`` escape in the model's code makes): prompts, cache keys and logs are UTF-8, and it
 is the model's error, said as such, not the harness's.
 """
 

@@ -267,10 +267,10 @@ def _no_constant(name: str) -> Any:
 
 
 async def _body(request: Request) -> dict[str, Any]:
-    """The JSON (or form) object a write sent. Hostile JSON is the API's 400, never an
+    r"""The JSON (or form) object a write sent. Hostile JSON is the API's 400, never an
     exception out of the handler: nesting past ``MAX_DEPTH`` (the decoder would recurse),
     NaN/Infinity (not JSON; would poison comparisons), integers past Python's 4300-digit
-    limit, and strings with lone surrogates (``\\ud800`` escapes, which no response could
+    limit, and strings with lone surrogates (``\ud800`` escapes, which no response could
     encode)."""
     raw = await _read(request)
     if not raw:

@@ -37,7 +37,7 @@ def arguments_of(line: str) -> str | None:
     match), in linear time. The leftmost match opens at the first ``(`` that has a ``)`` after
     it on the same ``\n``-free stretch, and closes at the first such ``)``; when the first
     ``(`` of a stretch has none, no later ``(`` of that stretch has one either. (Lines from
-    ``ground`` hold no ``\n``, so there the loop runs once.)"""
+    ``ground`` hold no ``\n``, so there the loop runs once)."""
     start = line.find("(")
     while start >= 0:
         stop = line.find("\n", start + 1)

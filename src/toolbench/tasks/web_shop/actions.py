@@ -1,6 +1,6 @@
-"""WebShop's action grammar, quirks included, in linear time on any input.
+r"""WebShop's action grammar, quirks included, in linear time on any input.
 
-WebShop matches the whole action with ``re.match(r'(.+)\\[(.+)\\]', action)``: from the first
+WebShop matches the whole action with ``re.match(r'(.+)\[(.+)\]', action)``: from the first
 character, not across a newline, the name greedy. So the name ends at the *last* ``[`` of the
 first line that has a ``]`` at least two characters after it, the argument runs to the last
 ``]`` of that line, and text after it is ignored. No match: the name is the whole action and

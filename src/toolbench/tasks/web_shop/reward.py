@@ -53,13 +53,13 @@ COLOURS = (
 
 
 def _process(text: str) -> str:
-    """thefuzz's ``full_process`` with ``force_ascii``."""
+    """``thefuzz``'s ``full_process`` with ``force_ascii``."""
     ascii_only = text.encode("ascii", "ignore").decode("ascii")
     return _NON_WORD.sub(" ", ascii_only).lower().strip()
 
 
 def ratio(a: str, b: str) -> int:
-    """thefuzz ``token_set_ratio``: an integer 0..100 (0 when either side is empty)."""
+    """``thefuzz`` ``token_set_ratio``: an integer 0..100 (0 when either side is empty)."""
     left, right = _process(a), _process(b)
     if not left or not right:
         return 0
