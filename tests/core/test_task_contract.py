@@ -31,7 +31,7 @@ from toolbench.core.capabilities import (
 from toolbench.core.task import Prepares, Task, TaskBase, TaskData, TaskDefaults
 from toolbench.errors import UserError
 from toolbench.kinds.tool_calling import HasToolset
-from toolbench.models.baseline import HasBaselineReply
+from toolbench.models.reference.baseline import HasBaselineReply
 from toolbench.runner.capabilities import (
     AddsRunInfo,
     FixedSystemPrompt,

@@ -13,8 +13,8 @@ import pytest
 from tests.fakeserver import FakeOpenAIServer
 from toolbench.errors import UserError
 from toolbench.models.base import ModelOptions
-from toolbench.models.builtin import OracleModel
 from toolbench.models.cache import CachedModel, cache_key
+from toolbench.models.reference.oracle import OracleModel
 from toolbench.models.spec import make_model
 from toolbench.types import Generation, GenerationRequest, InfraError, Sample
 

@@ -56,7 +56,7 @@ def test_importing_the_registry_imports_no_backend() -> None:
     code = (
         "import sys, toolbench.models.spec\n"
         "heavy = [m for m in sys.modules if m in ('openai', 'httpx', 'torch', 'numpy')"
-        " or m.startswith(('toolbench.models.baseline', 'toolbench.aware'))]\n"
+        " or m.startswith(('toolbench.models.reference.baseline', 'toolbench.aware'))]\n"
         "assert not heavy, heavy\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -9,9 +9,10 @@ import pytest
 from toolbench.agents.registry import BUILTIN  # every built-in --model, agents too
 from toolbench.errors import UserError
 from toolbench.models.base import Model, ModelOptions
-from toolbench.models.builtin import OracleModel, ReplayModel
 from toolbench.models.cache import CachedModel
 from toolbench.models.openai_compat import OpenAIModel
+from toolbench.models.reference.oracle import OracleModel
+from toolbench.models.reference.replay import ReplayModel
 from toolbench.models.retry import RetryingModel
 from toolbench.models.spec import TOOL_TASKS, make_model, require
 

@@ -28,8 +28,8 @@ from hypothesis import strategies as st
 from tests.raycluster import LocalCluster
 from toolbench.errors import UserError
 from toolbench.models.base import Generation, GenerationRequest
-from toolbench.models.builtin import OracleModel
 from toolbench.models.ray_setup import check_reachable, host_port
+from toolbench.models.reference.oracle import OracleModel
 from toolbench.runner.ray_executor import MAX_LOSSES, merge_pool_stats
 from toolbench.types import ServiceDown
 

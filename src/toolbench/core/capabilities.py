@@ -16,7 +16,8 @@ lowest package that owns its feature; the ones here are used by more than one la
 Those of one feature are declared with it: ``kinds.tool_calling.HasToolset`` (``--mode
 tools``), ``runner.capabilities`` (roles, run.json fields, whole-log metrics, history,
 system messages, model notes), ``aware.sources.tasks`` (awareness twins), ``cli.data``
-(``data generate``), ``cli.serve`` (``serve``), ``models.baseline`` (the baseline's replies).
+(``data generate``), ``cli.serve`` (``serve``), ``models.reference.baseline`` (the baseline's
+replies).
 ``docs/writing-a-task.md`` lists every one with what a task gets by having it.
 """
 

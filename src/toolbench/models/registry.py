@@ -368,13 +368,13 @@ def make_bare_model(spec: str, options: ModelOptions) -> Model:
 
 
 def baseline(argument: str | None, options: ModelOptions) -> Model:
-    from toolbench.models.baseline import BaselineModel
+    from toolbench.models.reference.baseline import BaselineModel
 
     return BaselineModel()
 
 
 def oracle(argument: str | None, options: ModelOptions) -> Model:
-    from toolbench.models.builtin import OracleModel
+    from toolbench.models.reference.oracle import OracleModel
 
     return OracleModel()
 
@@ -382,7 +382,7 @@ def oracle(argument: str | None, options: ModelOptions) -> Model:
 def replay(argument: str | None, options: ModelOptions) -> Model:
     from pathlib import Path
 
-    from toolbench.models.builtin import ReplayModel
+    from toolbench.models.reference.replay import ReplayModel
 
     path = Path(argument or "").expanduser()
     if not path.is_file():

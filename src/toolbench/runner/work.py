@@ -21,7 +21,7 @@ from toolbench.core.subject import Subject
 from toolbench.core.task import LiveOptions, Resources, Task, prepare
 from toolbench.errors import UserError
 from toolbench.models.base import FitsData, Model, ModelOptions
-from toolbench.models.builtin import ReplayModel, check_replay
+from toolbench.models.reference.replay import ReplayModel, check_replay
 from toolbench.models.spec import make_model
 from toolbench.prompts.builder import PromptConfig, Prompter
 from toolbench.runner.capabilities import NeedsRoles

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from tests.tasks.tabletop.lmp_worlds import runtime_world
 from toolbench.core.solve import Recorder, SampleState
 from toolbench.models.base import ModelOutputError
-from toolbench.models.builtin import OracleModel
+from toolbench.models.reference.oracle import OracleModel
 from toolbench.prompts.builder import PromptConfig
 from toolbench.sandbox import HostRefused, Limits, SandboxPool
 from toolbench.tasks.tabletop.lmp import find_calls, first_body, program_for

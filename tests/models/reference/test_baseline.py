@@ -24,9 +24,9 @@ from hypothesis import strategies as st
 
 from toolbench.data.examples import format_example
 from toolbench.models.base import Model, ModelOutputError
-from toolbench.models.baseline import BaselineModel
-from toolbench.models.entities import entity_features, extract_entities, parse_number
-from toolbench.models.programs import parse_literals, split_blocks, template_key
+from toolbench.models.reference.baseline import BaselineModel
+from toolbench.models.reference.entities import entity_features, extract_entities, parse_number
+from toolbench.models.reference.programs import parse_literals, split_blocks, template_key
 from toolbench.sandbox.world import World
 from toolbench.tasks.booking import docs as booking_docs
 from toolbench.tasks.booking import generator as booking_gen
@@ -143,7 +143,7 @@ _SCRIPT = """
 import asyncio, json, sys
 sys.path.insert(0, {tests!r})
 from test_baseline import TASKS, context, predict_all
-from toolbench.models.baseline import BaselineModel
+from toolbench.models.reference.baseline import BaselineModel
 out = {{}}
 for task, (gen, docs, _) in TASKS.items():
     queries = [r["prompt"] for r in gen.generate("test", 30, 0)]
@@ -175,7 +175,7 @@ def test_never_runs_code(tmp_path: Path) -> None:
     text = predict_all(BaselineModel(), ctx, ["find 3 houses in Denver"])[0]
     assert "os.system" in text and not marker.exists()
     for module in ("baseline.py", "learner.py", "programs.py", "entities.py"):
-        source = (Path(__file__).parents[2] / "src/toolbench/models" / module).read_text()
+        source = (Path(__file__).parents[3] / "src/toolbench/models/reference" / module).read_text()
         assert not re.search(r"(?<![.\w])(exec|eval|compile)\(|subprocess|__import__", source)
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote_plus
 
-from toolbench.models.entities import Entity, words
+from toolbench.models.reference.entities import Entity, words
 
 _PARAM = re.compile(r"(?<=[?&])[\w.]+=([^&'\"\s#]*)")
 _LITERAL = re.compile(

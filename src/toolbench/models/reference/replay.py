@@ -1,4 +1,4 @@
-"""Models that need no service: the oracle (upper bound, harness check) and replay.
+"""The replay model: answers from a JSON-lines file of predictions.
 
 Replay scores predictions produced elsewhere (another harness, a hosted batch job) with this
 benchmark's checkers, so results stay comparable without re-running the model.
@@ -18,26 +18,6 @@ _LINE_FORMAT = "each line must be a JSON object with 'id' and 'prediction'"
 DEFAULT_STEP = "answer"  # the one step of a one-call task
 
 ReplayKey = tuple[str | None, str, int | None, str | None]  # (task, id, epoch, step)
-
-
-class OracleModel:
-    """Answers each step with its gold: the step's ``ideal`` where the task gives one (an
-    episode's next action, a tool call), else the sample's first gold label. Every checker
-    must give it full marks."""
-
-    name = "oracle"
-    cacheable = False
-
-    async def generate(self, request: GenerationRequest) -> Generation:
-        if request.ideal is not None or request.ideal_tool_calls:
-            calls = [dict(call) for call in request.ideal_tool_calls]
-            return Generation(text=request.ideal or "", tool_calls=calls, finish_reason="stop")
-        if request.sample is None or not request.sample.labels:
-            raise ModelOutputError("oracle: the sample has no gold label")
-        return Generation(text=request.sample.labels[0], finish_reason="stop")
-
-    async def aclose(self) -> None:
-        return None
 
 
 def _parse_line(raw: str, where: str) -> tuple[ReplayKey, str]:

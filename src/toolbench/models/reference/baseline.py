@@ -41,7 +41,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 from toolbench.models.base import ModelOutputError
-from toolbench.models.entities import (
+from toolbench.models.reference.entities import (
     Entity,
     entity_features,
     first_match,
@@ -49,9 +49,9 @@ from toolbench.models.entities import (
     surface_match,
     words,
 )
-from toolbench.models.learner import NONE, Learner, counted_word, joined
-from toolbench.models.plans import PlanPredictor, plan_predictor
-from toolbench.models.programs import (
+from toolbench.models.reference.learner import NONE, Learner, counted_word, joined
+from toolbench.models.reference.plans import PlanPredictor, plan_predictor
+from toolbench.models.reference.programs import (
     DROP,
     Lit,
     Template,

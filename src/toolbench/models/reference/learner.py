@@ -15,14 +15,14 @@ from collections import Counter
 from collections.abc import Sequence
 
 from toolbench.data.examples import parse_example
-from toolbench.models.entities import (
+from toolbench.models.reference.entities import (
     Entity,
     entity_features,
     extract_entities,
     surface_match,
     words,
 )
-from toolbench.models.programs import (
+from toolbench.models.reference.programs import (
     EPOCH,
     QUOTED,
     Lit,

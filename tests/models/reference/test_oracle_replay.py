@@ -9,7 +9,8 @@ import pytest
 
 from toolbench.errors import UserError
 from toolbench.models.base import ModelOutputError
-from toolbench.models.builtin import OracleModel, ReplayModel
+from toolbench.models.reference.oracle import OracleModel
+from toolbench.models.reference.replay import ReplayModel
 from toolbench.types import GenerationRequest, Sample
 
 FORMAT = "each line must be a JSON object with 'id' and 'prediction'"

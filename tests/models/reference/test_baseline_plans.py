@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from toolbench.models.baseline import BaselineModel
-from toolbench.models.plans import PlanPredictor, PlanVocab, parse_call, plan_predictor
+from toolbench.models.reference.baseline import BaselineModel
+from toolbench.models.reference.plans import PlanPredictor, PlanVocab, parse_call, plan_predictor
 from toolbench.types import Doc, GenerationRequest, Sample, TaskContext
 
 _OBJ = "'object' can only be one of"

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from toolbench.api import load_task, run
-from toolbench.models.baseline import Predictor
-from toolbench.models.entities import extract_entities
-from toolbench.models.learner import Learner
-from toolbench.models.programs import finish_url, free_names, param_docs, split_blocks
+from toolbench.models.reference.baseline import Predictor
+from toolbench.models.reference.entities import extract_entities
+from toolbench.models.reference.learner import Learner
+from toolbench.models.reference.programs import finish_url, free_names, param_docs, split_blocks
 from toolbench.tasks.registry import BUILTIN, OWN_COMMAND
 from toolbench.types import Doc
 
