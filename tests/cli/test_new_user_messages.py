@@ -71,8 +71,11 @@ def test_a_plain_factory_model_is_offered_for_tool_tasks_only(tmp_path: Path) ->
     install(site, PLAIN)
     listed = toolbench(site, tmp_path, "list", "models")
     assert listed.returncode == 0, listed.stderr
-    (line,) = [row for row in listed.stdout.splitlines() if "plainfactory" in row]
-    where = line.split("│")[-2].strip()  # the listing's "used in" column
+    lines = listed.stdout.splitlines()
+    (header,) = [row for row in lines if "used by" in row]
+    column = [cell.strip() for cell in header.split("┃")].index("used by")
+    (line,) = [row for row in lines if "plainfactory" in row]
+    where = line.split("│")[column].strip()  # the listing's "used by" column
     assert where == "run", line
     dataset = tmp_path / "aware.jsonl"
     dataset.write_text("")
