@@ -8,6 +8,7 @@ use, so ``import toolbench`` stays cheap for the many modules that only need ``_
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from toolbench.package import __version__
@@ -43,7 +44,5 @@ __all__ = ["__version__", *sorted(_FROM)]
 
 def __getattr__(name: str) -> Any:
     if name in _FROM:
-        import importlib
-
         return getattr(importlib.import_module(_FROM[name]), name)
     raise AttributeError(f"module 'toolbench' has no attribute {name!r}")

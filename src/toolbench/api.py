@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from rich.console import Console
 
 from toolbench.config import RunConfig
@@ -28,9 +29,12 @@ from toolbench.core.agent import Agent
 from toolbench.core.subject import AgentSubject, ModelSubject, Subject
 from toolbench.core.task import Task, TaskData
 from toolbench.errors import UserError, did_you_mean
+from toolbench.models import spec as model_spec
 from toolbench.models.base import Model, ModelOptions
 from toolbench.package import default_cache_dir
 from toolbench.runner.lifecycle import RunResult
+from toolbench.runner.run import execute
+from toolbench.tasks import registry as task_registry
 
 __all__ = ["default_cache_dir", "get_task", "load_task", "make_model", "run"]
 
@@ -62,8 +66,6 @@ def run(
     schema, in the runner, as on the command line). ``config`` takes ``RunConfig``'s fields
     (``limit``, ``epochs``, ``mode``, ``concurrency``, ``task_options``...). A folder holding
     the same configuration is resumed, as on the command line."""
-    from toolbench.runner.run import execute
-
     chosen = _tasks(tasks, task)
     subject = _subject(model, agent)
     spec = model if isinstance(model, str) else subject.name if subject is not None else ""
@@ -110,8 +112,6 @@ def _run_config(tasks: list[str], model: str, settings: dict[str, Any]) -> RunCo
     """``run``'s keyword settings as a ``RunConfig``: a name that is no field, or a value of
     the wrong kind, is a ``UserError`` naming it (a misspelt ``limt=3`` would otherwise be
     dropped, and the run would not be the one asked for)."""
-    from pydantic import ValidationError
-
     fields = set(RunConfig.model_fields) - {"tasks", "model", "model_args"}
     for name in settings:
         if name in _MOVED:  # settings of one backend, now that backend's own options
@@ -135,8 +135,6 @@ def _run_config(tasks: list[str], model: str, settings: dict[str, Any]) -> RunCo
 def _tasks(tasks: Tasks | None, task: str | Task | None) -> list[Task]:
     """The task objects ``run`` was given, names looked up in the registry ("a,b" is two),
     duplicates dropped (the first kept)."""
-    from toolbench.tasks.registry import parse_task_list
-
     if (tasks is None) == (task is None):
         raise UserError("toolbench.run: give tasks or task (one of them)")
     given = tasks if tasks is not None else task
@@ -144,7 +142,7 @@ def _tasks(tasks: Tasks | None, task: str | Task | None) -> list[Task]:
     items: list[Any] = [given] if single else list(given)  # type: ignore[arg-type]
     chosen: dict[str, Task] = {}
     for item in items:
-        for one in parse_task_list(item) if isinstance(item, str) else [item]:
+        for one in task_registry.parse_task_list(item) if isinstance(item, str) else [item]:
             chosen.setdefault(one.name, one)
     if not chosen:
         raise UserError("toolbench.run: no task given; name one or pass a task object")
@@ -153,9 +151,7 @@ def _tasks(tasks: Tasks | None, task: str | Task | None) -> list[Task]:
 
 def get_task(name: str) -> Task:
     """The registered task called ``name`` (``UserError`` with a suggestion if unknown)."""
-    from toolbench.tasks.registry import get_task as lookup
-
-    return lookup(name)
+    return task_registry.get_task(name)
 
 
 def load_task(name: str, version: str = "v0", data_dir: str | Path | None = None) -> TaskData[Any]:
@@ -167,6 +163,4 @@ def make_model(spec: str, **options: Any) -> Model:
     """A model from a spec (``openai:NAME``, ``hf:PATH``, ``oracle``...), with retries and the
     response cache as the command line sets them up; ``options`` are ``ModelOptions`` fields
     (``base_url``, ``api_key``, ``timeout_s``, ``cache_path``, ``model_args``...)."""
-    from toolbench.models.spec import make_model as build
-
-    return build(spec, ModelOptions(**options))
+    return model_spec.make_model(spec, ModelOptions(**options))

@@ -60,6 +60,7 @@ class Hub:
     @contextlib.asynccontextmanager
     async def serving(self, world: AgentWorld, name: str) -> AsyncIterator[str]:
         """``world`` reachable at the URL this yields, for the block's duration."""
+        # deferred: the MCP SDK is the optional extra toolbench[mcp]
         from toolbench.agents.mcp_server import served_over_http
 
         port = await self._start()
@@ -76,6 +77,7 @@ class Hub:
         async with self._starting:
             if self._port is not None:
                 return self._port
+            # deferred: uvicorn (~35 modules) only once a run serves agents over HTTP
             import uvicorn
 
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -170,7 +172,7 @@ async def _not_found(send: Send) -> None:
 
 
 def _quiet_server_class() -> type[uvicorn.Server]:
-    import uvicorn
+    import uvicorn  # deferred: uvicorn (~35 modules) only once a run serves agents over HTTP
 
     class QuietServer(uvicorn.Server):
         """uvicorn's server without its signal handlers: Ctrl-C belongs to the run (which

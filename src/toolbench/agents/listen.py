@@ -59,7 +59,7 @@ async def serve_until_cancelled(app: Any, sock: socket.socket) -> None:
     killing the process before its caller is done): the caller decides what a signal does.
     Its log records go to the logging tree, not to a handler of its own, so the caller decides
     where they go too."""
-    import uvicorn
+    import uvicorn  # deferred: uvicorn (~35 modules) only where a server really serves
 
     class Server(uvicorn.Server):
         @contextlib.contextmanager

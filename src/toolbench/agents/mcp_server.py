@@ -178,6 +178,7 @@ async def served_over_http(
     its sessions in its own session manager, so many can be mounted in one server and one
     event loop. Leaving the block ends every session (the world itself is the caller's).
     """
+    # deferred: the streamable HTTP transport's only
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
     manager = StreamableHTTPSessionManager(
@@ -215,7 +216,7 @@ class _Endpoint:
         would hold a body of any size. A client gone mid-request, or a stop that cancels
         the request, ends it quietly: neither is the server's failure, and uvicorn would
         print a traceback for it."""
-        from starlette.requests import ClientDisconnect
+        from starlette.requests import ClientDisconnect  # deferred: the HTTP transport's only
 
         try:
             body = await _read_body(receive, _declared_length(scope))
@@ -297,7 +298,7 @@ async def serve_stdio(world: AgentWorld | PendingWorld, name: str, wire: int | N
     stdin is read by the event loop where it is a pipe, so cancelling the serving (a signal)
     ends it at once; the SDK's own reader blocks in a thread that nothing can interrupt, and
     is used only where stdin is a regular file (which ends by itself)."""
-    from mcp.server.stdio import stdio_server
+    from mcp.server.stdio import stdio_server  # deferred: the stdio transport's only
 
     server = mcp_server(world, name)
     async with (
@@ -314,7 +315,7 @@ async def _wire_out(wire: int | None) -> AsyncIterator[Any]:
     if wire is None:
         yield None
         return
-    import anyio
+    import anyio  # deferred: the stdio transport's only
 
     text = io.TextIOWrapper(open(wire, "wb", closefd=False), encoding="utf-8")  # noqa: SIM115
     try:
@@ -379,8 +380,9 @@ async def serve_http(
 
     A cancel stops it within ``listen.STOP_S`` whatever its connections are doing (see
     ``listen.serve_until_cancelled``); signals are the caller's to handle."""
+    # deferred: the HTTP transport's only (Starlette app)
     from starlette.applications import Starlette
-    from starlette.routing import Route
+    from starlette.routing import Route  # deferred: the HTTP transport's only (Starlette app)
 
     port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host

@@ -280,7 +280,7 @@ async def run(brief: Brief, args: argparse.Namespace, server: Any = None) -> str
     """Build the model, connect to the sample's MCP server, make the attempt; the final
     message, or ``AgentFailed`` naming what went wrong. ``server``: what ``mcp.Client`` is to
     connect to instead of ``brief.mcp_url`` (an in-process server, in tests)."""
-    from mcp import Client
+    from mcp import Client  # deferred: the MCP SDK is the optional extra toolbench[mcp]
 
     script = Script.parse(brief.request) if args.script else None
     model = None if script is not None else _model(args)

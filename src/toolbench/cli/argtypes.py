@@ -17,6 +17,7 @@ import os
 import tempfile
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from toolbench.errors import UserError
 from toolbench.models.args import parse_pair
@@ -162,8 +163,6 @@ def role(value: str) -> tuple[str, str]:
 
 def url(value: str) -> str:
     """An http(s) URL with a host, e.g. http://localhost:8000/v1."""
-    from urllib.parse import urlsplit
-
     parts = urlsplit(value.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise argparse.ArgumentTypeError(

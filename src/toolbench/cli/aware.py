@@ -23,7 +23,24 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from toolbench.aware.build import (
+    BuildSettings,
+    build,
+    load_source,
+    parse_manipulations,
+    parse_source,
+    work_units,
+)
+from toolbench.aware.evaluate.human import HumanSession
+from toolbench.aware.manipulate.api_replacement import ReplacementOptions
+from toolbench.aware.review import terminal
+from toolbench.aware.review.export import export_decisions
+from toolbench.aware.schema import read_instances, write_instances
+from toolbench.aware.stats import render_table1, table1
+from toolbench.cli.aware_eval import command_aware_eval
+from toolbench.cli.run import model_options
 from toolbench.errors import UserError
+from toolbench.models.spec import FREE_TEXT, make_model, require
 from toolbench.runner.lifecycle import RateColumn
 
 EXIT_INCOMPLETE = 3
@@ -39,16 +56,11 @@ def command_aware(args: argparse.Namespace, console: Console, default_cache: Pat
     if args.aware_command == "human" and args.web:
         return _human_web(args, console)
     if args.aware_command in ("run", "prompt", "human"):
-        from toolbench.cli.aware_eval import command_aware_eval
-
         return command_aware_eval(args, console, default_cache)
     return _stats(args, console)
 
 
 def _model(args: argparse.Namespace, cache_dir: Path) -> Any:
-    from toolbench.cli.run import model_options
-    from toolbench.models.spec import make_model
-
     return make_model(args.model, model_options(args, cache_dir))
 
 
@@ -57,9 +69,6 @@ def _verify_model(args: argparse.Namespace, cache_dir: Path, manipulations: Any)
         return None
     if "api_replacement" not in manipulations:
         raise UserError("--verify-model judges api_replacement twins; add that --manipulation")
-    from toolbench.cli.run import model_options
-    from toolbench.models.spec import make_model
-
     return make_model(args.verify_model, model_options(args, cache_dir))
 
 
@@ -74,8 +83,6 @@ def _check_summary(checks: Any) -> list[str]:
 
 
 def _check_flags(args: argparse.Namespace) -> None:
-    from toolbench.aware.manipulate.api_replacement import ReplacementOptions
-
     # The replacement options check themselves; building them here fails before slow work.
     ReplacementOptions(
         seed=args.seed,
@@ -131,17 +138,6 @@ def _skip_summary(skipped: Sequence[tuple[str, str, str]]) -> list[str]:
 
 
 def _build(args: argparse.Namespace, console: Console, default_cache: Path) -> int:
-    from toolbench.aware.build import (
-        BuildSettings,
-        build,
-        load_source,
-        parse_manipulations,
-        parse_source,
-        work_units,
-    )
-    from toolbench.aware.schema import write_instances
-    from toolbench.models.spec import FREE_TEXT, require
-
     _check_flags(args)
     manipulations = parse_manipulations(args.manipulation)
     for spec in args.source:
@@ -223,10 +219,8 @@ def _web_only(args: argparse.Namespace, *flags: str) -> None:
 
 
 def _verify(args: argparse.Namespace, console: Console) -> int:
-    from toolbench.aware.review.export import export_decisions
-    from toolbench.aware.review.terminal import run_review
-
     if args.web:
+        # deferred: --web only; the review site loads Starlette and the annotation web kit
         from toolbench.aware.review.web import serve_review
 
         _web_only(args, "--reviewer")
@@ -242,7 +236,7 @@ def _verify(args: argparse.Namespace, console: Console) -> int:
         console.print(f"server stopped; decisions written into {args.dataset}: {summary}")
         return 0
     reviewer = args.reviewer or os.environ.get("TOOLBENCH_REVIEWER") or getpass.getuser()
-    run_review(
+    terminal.run_review(
         args.dataset, reviewer=reviewer, db=args.db, console=console, only_pending=not args.all
     )
     summary = export_decisions(args.dataset, None, db=args.db)
@@ -251,7 +245,7 @@ def _verify(args: argparse.Namespace, console: Console) -> int:
 
 
 def _human_web(args: argparse.Namespace, console: Console) -> int:
-    from toolbench.aware.evaluate.human import HumanSession
+    # deferred: --web only; the annotation site loads Starlette and the annotation web kit
     from toolbench.aware.evaluate.human_web import serve_human
 
     _web_only(args, "--annotator", "--report")
@@ -269,17 +263,12 @@ def _human_web(args: argparse.Namespace, console: Console) -> int:
 
 
 def _export(args: argparse.Namespace, console: Console) -> int:
-    from toolbench.aware.review.export import export_decisions
-
     summary = export_decisions(args.dataset, args.out, db=args.db)
     console.print(f"decisions written into {args.out or args.dataset}: {summary}")
     return 0
 
 
 def _stats(args: argparse.Namespace, console: Console) -> int:
-    from toolbench.aware.schema import read_instances
-    from toolbench.aware.stats import render_table1, table1
-
     instances = []
     where: dict[str, Path] = {}
     for path in args.datasets:

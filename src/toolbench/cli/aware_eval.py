@@ -11,7 +11,20 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
+from toolbench.aware.evaluate.demos import DemoPool
+from toolbench.aware.evaluate.human import HumanSession
+from toolbench.aware.evaluate.items import build_items, evaluated, parse_modes, parse_shots
+from toolbench.aware.evaluate.prompts import judge_messages
+from toolbench.aware.evaluate.solve import Settings, requests_for
+from toolbench.aware.evaluate.summary import render_aware
+from toolbench.aware.evaluate.task import JUDGE, TASK
+from toolbench.aware.schema import read_instances
+from toolbench.cli.run import model_options
+from toolbench.config import RunConfig
 from toolbench.errors import UserError
+from toolbench.models.spec import AWARENESS, FREE_TEXT, require
+from toolbench.report.summary import LoadedRun
+from toolbench.runner.run import execute
 
 if TYPE_CHECKING:
     from toolbench.config import RunConfig
@@ -28,12 +41,6 @@ def command_aware_eval(args: argparse.Namespace, console: Console, default_cache
 
 
 def _run(args: argparse.Namespace, console: Console, default_cache: Path) -> int:
-    from toolbench.aware.evaluate.summary import render_aware
-    from toolbench.aware.evaluate.task import TASK
-    from toolbench.cli.run import model_options
-    from toolbench.report.summary import LoadedRun
-    from toolbench.runner.run import execute
-
     cache_dir = args.cache_dir or default_cache
     config = aware_run_config(args)
     result = execute(
@@ -63,11 +70,6 @@ def aware_run_config(args: argparse.Namespace) -> RunConfig:
     """The run ``aware run`` asks for: the awareness task with the dataset and modes as its
     options, the judge as the run's ``judge`` role; the flags' mistakes are refused here,
     before any data is read."""
-    from toolbench.aware.evaluate.items import parse_modes, parse_shots
-    from toolbench.aware.evaluate.task import JUDGE
-    from toolbench.config import RunConfig
-    from toolbench.models.spec import AWARENESS, FREE_TEXT, require
-
     modes = parse_modes(args.mode)
     shots = parse_shots(args.shots)
     for flag, given in (("--judge", args.judge), ("--judge-labels", args.judge_labels)):
@@ -104,12 +106,6 @@ def aware_run_config(args: argparse.Namespace) -> RunConfig:
 
 
 def _prompt(args: argparse.Namespace, console: Console) -> int:
-    from toolbench.aware.evaluate.demos import DemoPool
-    from toolbench.aware.evaluate.items import build_items, evaluated, parse_modes, parse_shots
-    from toolbench.aware.evaluate.prompts import judge_messages
-    from toolbench.aware.evaluate.solve import Settings, requests_for
-    from toolbench.aware.schema import read_instances
-
     instances = evaluated(read_instances(args.dataset), include_pending=True)
     if not instances:
         raise UserError(f"{args.dataset}: the dataset has no instances to show")
@@ -146,8 +142,6 @@ def _prompt(args: argparse.Namespace, console: Console) -> int:
 
 
 def _human(args: argparse.Namespace, console: Console) -> int:
-    from toolbench.aware.evaluate.human import HumanSession
-
     session = HumanSession(
         dataset=args.dataset,
         db=args.db,

@@ -18,7 +18,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from toolbench.agents import registry as agents
+from toolbench.core.capabilities import option_defaults
+from toolbench.models import registry as models
+from toolbench.models.args import option_rows
 from toolbench.plugins import PluginError, call_plugin, warning_line
+from toolbench.tasks.registry import all_tasks, installed_from, problems
 
 if TYPE_CHECKING:
     from toolbench.core.task import Task
@@ -34,8 +39,6 @@ def command_list(args: argparse.Namespace, console: Console) -> int:
 
 
 def _task_table(table: Table) -> list[str]:
-    from toolbench.tasks.registry import all_tasks, installed_from, problems
-
     for column in ("task", "versions", "metrics", "options", "what the model writes"):
         table.add_column(column)
     left_out = problems()
@@ -53,8 +56,6 @@ def _task_table(table: Table) -> list[str]:
 
 
 def _task_row(task: Task) -> list[str]:
-    from toolbench.core.capabilities import option_defaults
-
     # As --task-option writes them: NAME=VALUE, VALUE in JSON.
     options = ", ".join(
         f"{k}={json.dumps(v, default=str)}" for k, v in option_defaults(task).items()
@@ -69,10 +70,6 @@ def _task_row(task: Task) -> list[str]:
 
 
 def _model_table(table: Table) -> list[str]:
-    from toolbench.agents import registry as agents
-    from toolbench.models import registry as models
-    from toolbench.models.args import option_rows
-
     for column in ("model spec", "what it is", "needs", "used by", "options (--model-arg)"):
         table.add_column(column)
     left_out = [*models.problems(), *agents.problems()]

@@ -7,6 +7,7 @@ resumable run and says so.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Iterator, Sequence
@@ -17,12 +18,35 @@ from rich.console import Console
 from toolbench import __version__
 from toolbench.agents.registry import BUILTIN as BUILTIN_SUBJECTS
 from toolbench.cli import argtypes
+from toolbench.cli.aware_parser import add_aware_parser
+from toolbench.cli.parsers import add_report_parser, add_show_parser, add_web_shop_parser
 from toolbench.cli.usage import EXIT_USAGE
 from toolbench.cli.usage import Parser as _Parser
 from toolbench.errors import UserError
 from toolbench.kinds.service import SIMULATED_API_KEY
 from toolbench.models.registry import TOOL_TASKS
+from toolbench.package import default_cache_dir
+from toolbench.runner.invocation import set_arguments
+from toolbench.sandbox import isolation
 from toolbench.sandbox.limits import DEFAULT_WALL_S
+
+# Each command's module and the function that runs it. main() imports the module only when its
+# command runs (_dispatch, the one place): building the parser (--help too) and any one command
+# then load none of the other commands' dependencies (report's HTML and plots, Starlette and
+# uvicorn, the aware pipeline, the MCP SDK...).
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("toolbench.cli.run", "command_run"),
+    "prompt": ("toolbench.cli.run", "command_prompt"),
+    "report": ("toolbench.cli.report", "command_report"),
+    "show": ("toolbench.cli.show", "command_show"),
+    "data": ("toolbench.cli.data", "command_generate"),
+    "list": ("toolbench.cli.listing", "command_list"),
+    "aware": ("toolbench.cli.aware", "command_aware"),
+    "web_shop": ("toolbench.cli.web_shop", "command_web_shop"),
+    "serve": ("toolbench.cli.serve", "command_serve"),
+}
+# The commands whose function takes the cache folder as its third argument.
+_USES_CACHE = frozenset({"run", "prompt", "show", "aware", "web_shop"})
 
 
 def _cache_dir(args: argparse.Namespace, *, check: bool = True) -> Path:
@@ -30,8 +54,6 @@ def _cache_dir(args: argparse.Namespace, *, check: bool = True) -> Path:
     created and proved writable before any work, so an unusable one is one line naming where
     it came from instead of a traceback from deep inside the cache (``check=False``: the
     command may not write it)."""
-    from toolbench.api import default_cache_dir
-
     flag = getattr(args, "cache_dir", None)
     if flag is not None:
         path, source = flag, "--cache-dir"
@@ -49,8 +71,6 @@ def _cache_dir(args: argparse.Namespace, *, check: bool = True) -> Path:
 def _check_environment(args: argparse.Namespace) -> None:
     """Settings read from the environment are checked up front like flags: a typo is refused
     before any work, not found (as a traceback) at the end of a run."""
-    from toolbench.sandbox import isolation
-
     if isolation.requested() == "full" and args.command == "run":
         isolation.detect()  # probes once (cached for the run); missing layer: one line
 
@@ -404,19 +424,10 @@ def build_parser() -> argparse.ArgumentParser:
     prompt.add_argument("--sample", required=True, help="sample id (line number for original data)")
     _add_prompt_flags(prompt)
 
-    from toolbench.cli.report import add_report_parser
-    from toolbench.cli.show import add_show_parser
-
     add_report_parser(sub)
     add_show_parser(sub)
     _add_data_parser(sub)
-
-    from toolbench.cli.aware_parser import add_aware_parser
-
     add_aware_parser(sub, _Parser)
-
-    from toolbench.cli.web_shop import add_web_shop_parser
-
     add_web_shop_parser(sub, _Parser)
 
     lister = sub.add_parser("list", help="list tasks or models")
@@ -447,50 +458,12 @@ def _values_are_never_empty(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from toolbench.runner.invocation import set_arguments
-
     set_arguments(sys.argv[1:] if argv is None else argv)  # what run.json records
     args = build_parser().parse_args(argv)
     console = _console()
     try:
         _check_environment(args)
-        if args.command == "run":
-            from toolbench.cli.run import command_run
-
-            return command_run(args, console, _cache_dir(args))
-        if args.command == "prompt":
-            from toolbench.cli.run import command_prompt
-
-            return command_prompt(args, console, _cache_dir(args))
-        if args.command == "report":
-            from toolbench.cli.report import command_report
-
-            return command_report(args, console)
-        if args.command == "show":
-            from toolbench.cli.show import command_show
-
-            return command_show(args, console, _cache_dir(args))
-        if args.command == "data":
-            from toolbench.cli.data import command_generate
-
-            return command_generate(args, console)
-        if args.command == "list":
-            from toolbench.cli.listing import command_list
-
-            return command_list(args, console)
-        if args.command == "aware":
-            from toolbench.cli.aware import command_aware
-
-            writes_cache = args.aware_command in ("build", "run")
-            return command_aware(args, console, _cache_dir(args, check=writes_cache))
-        if args.command == "web_shop":
-            from toolbench.cli.web_shop import command_web_shop
-
-            return command_web_shop(args, console, _cache_dir(args))
-        if args.command == "serve":
-            from toolbench.cli.serve import command_serve
-
-            return command_serve(args, console)
+        return _dispatch(args, console)
     except UserError as exc:
         print(f"toolbench: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -499,7 +472,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return _reader_went_away()
-    return EXIT_USAGE
+
+
+def _dispatch(args: argparse.Namespace, console: Console) -> int:
+    """Run the command: its module is imported here, now that it runs (see ``_COMMANDS``)."""
+    if args.command not in _COMMANDS:
+        return EXIT_USAGE
+    module, function = _COMMANDS[args.command]
+    command = getattr(importlib.import_module(module), function)
+    if args.command not in _USES_CACHE:
+        return int(command(args, console))
+    # Only aware build and run write the cache; the other aware commands may not need one.
+    check = args.command != "aware" or args.aware_command in ("build", "run")
+    return int(command(args, console, _cache_dir(args, check=check)))
 
 
 def _console() -> Console:

@@ -11,45 +11,14 @@ from typing import Any
 
 from rich.console import Console
 
+from toolbench.aware.evaluate import summary as aware
+from toolbench.aware.evaluate.tables import aware_grids, aware_pair_grids
 from toolbench.errors import UserError
-
-
-def add_report_parser(sub: Any) -> None:
-    from toolbench.cli import argtypes
-
-    report = sub.add_parser(
-        "report",
-        help="metrics with 95%% CIs; paired differences; HTML report; CSV/Markdown exports",
-    )
-    report.add_argument(
-        "runs", nargs="+", type=argtypes.PathArg("folder"), help="one or more run folders"
-    )
-    report.add_argument("--json", action="store_true", help="print JSON instead of tables")
-    report.add_argument(
-        "--allow-modified",
-        action="store_true",
-        help="report a run whose log was modified after it was written (with a warning)",
-    )
-    report.add_argument(
-        "--reference",
-        type=argtypes.PathArg("folder"),
-        help="the run paired differences are taken against (one of RUNS; default: the first)",
-    )
-    report.add_argument(
-        "--html",
-        type=argtypes.PathArg("new_file"),
-        metavar="FILE",
-        help="write one self-contained HTML report here",
-    )
-    report.add_argument(
-        "--csv", type=argtypes.PathArg("new_file"), metavar="FILE", help="write every table as CSV"
-    )
-    report.add_argument(
-        "--markdown",
-        type=argtypes.PathArg("new_file"),
-        metavar="FILE",
-        help="write every table as Markdown",
-    )
+from toolbench.report import summary as tables
+from toolbench.report.endpoints import endpoint_lines, endpoint_stats
+from toolbench.report.reliability import reliability_json
+from toolbench.report.tables import status_grid, task_grids
+from toolbench.tables.grid import render_rich, to_csv, to_markdown
 
 
 def _reference(runs: Sequence[Any], wanted: Path | None) -> Any:
@@ -77,8 +46,6 @@ def _check_outputs(args: argparse.Namespace) -> None:
 
 
 def command_report(args: argparse.Namespace, console: Console) -> int:
-    from toolbench.report import summary as tables
-
     _check_outputs(args)
     runs = tables.load_runs(args.runs, args.allow_modified)
     kinds = [run.info.get("kind", "tasks") for run in runs]
@@ -105,9 +72,6 @@ def command_report(args: argparse.Namespace, console: Console) -> int:
 
 
 def _all_grids(task_runs: list[Any], aware_runs: list[Any], reference: Any) -> list[Any]:
-    from toolbench.aware.evaluate.tables import aware_grids, aware_pair_grids
-    from toolbench.report.tables import status_grid, task_grids
-
     task_reference = reference if reference in task_runs else None
     grids = [status_grid([*task_runs, *aware_runs]), *task_grids(task_runs, task_reference)]
     for run in aware_runs:
@@ -118,8 +82,6 @@ def _all_grids(task_runs: list[Any], aware_runs: list[Any], reference: Any) -> l
 def _write_exports(
     args: argparse.Namespace, grids: list[Any], runs: list[Any], reference: Any, console: Console
 ) -> None:
-    from toolbench.tables.grid import to_csv, to_markdown
-
     if args.csv is not None:
         args.csv.write_text(to_csv(grids), encoding="utf-8")
         console.print(f"wrote {args.csv}", markup=False, highlight=False)
@@ -127,6 +89,7 @@ def _write_exports(
         args.markdown.write_text(to_markdown(grids), encoding="utf-8")
         console.print(f"wrote {args.markdown}", markup=False, highlight=False)
     if args.html is not None:
+        # deferred: --html only; the HTML report loads matplotlib and jinja2 (~330 modules)
         from toolbench.report.html import write_report
 
         size = write_report(runs, reference, args.html)
@@ -136,12 +99,6 @@ def _write_exports(
 def _render_terminal(
     runs: list[Any], kinds: list[str], task_runs: list[Any], reference: Any, console: Console
 ) -> None:
-    from toolbench.aware.evaluate import summary as aware
-    from toolbench.report import summary as tables
-    from toolbench.report.endpoints import endpoint_lines
-    from toolbench.report.tables import task_grids
-    from toolbench.tables.grid import render_rich
-
     for run in runs:
         tables.render_checks(run, console)
     note = tables.comparison_note(runs)
@@ -166,11 +123,6 @@ def _render_terminal(
 
 
 def _json(runs: list[Any], kinds: list[str], reference: Any) -> dict[str, Any]:
-    from toolbench.aware.evaluate import summary as aware
-    from toolbench.report import summary as tables
-    from toolbench.report.endpoints import endpoint_stats
-    from toolbench.report.reliability import reliability_json
-
     task_runs = [r for r, k in zip(runs, kinds, strict=True) if k != "aware"]
     result = tables.report_json(task_runs)
     for run in task_runs:  # several epochs: pass@k and pass^k beside each task's metrics

@@ -10,6 +10,7 @@ from typing import Any
 from rich.console import Console
 
 from toolbench.agents.registry import backend_keys
+from toolbench.aware.evaluate.summary import render_aware
 from toolbench.cli import argtypes
 from toolbench.config import RunConfig
 from toolbench.core.capabilities import BuildsFirstRequest, option_defaults
@@ -18,9 +19,14 @@ from toolbench.errors import UserError
 from toolbench.kinds.tool_calling import HasToolset
 from toolbench.models.base import ModelOptions
 from toolbench.prompts.builder import Mode, Prompter
+from toolbench.report.endpoints import endpoint_lines
+from toolbench.report.summary import LoadedRun
+from toolbench.report.tables import finished_run_grid
+from toolbench.report.tokens import tokens_line
 from toolbench.runner.capabilities import ShowsHistory
 from toolbench.runner.run import RunResult, execute, prompt_config_for
 from toolbench.runner.validate import check_history, check_mode, check_system_prompt
+from toolbench.tables.grid import render_rich
 from toolbench.tasks.registry import get_task, parse_task_list
 
 # A finished run whose infra errors remain (rerun the same command to retry them).
@@ -202,16 +208,8 @@ def command_run(args: argparse.Namespace, console: Console, default_cache: Path)
 
 
 def print_summary(result: RunResult, console: Console) -> None:
-    from toolbench.report.endpoints import endpoint_lines
-    from toolbench.report.tables import finished_run_grid
-    from toolbench.report.tokens import tokens_line
-    from toolbench.tables.grid import render_rich
-
     info = result.info
     if info.get("kind") == "aware":  # the awareness tables, as `report` prints them
-        from toolbench.aware.evaluate.summary import render_aware
-        from toolbench.report.summary import LoadedRun
-
         render_aware(LoadedRun(result.folder), console)
     else:
         title = f"{info['config']['model']}  —  {result.folder}"

@@ -9,10 +9,15 @@ import socket
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
+import uvicorn
 from rich.console import Console
 
+from toolbench.agents.listen import listening_socket
 from toolbench.errors import UserError
+from toolbench.kinds.http_exec import bind_world, serving_app
 from toolbench.kinds.service import SIMULATED_API_KEY, SimulatedService
+from toolbench.tasks.registry import get_task
+from toolbench.tasks.web_shop.web.app import CyclePicker, ShopConfig, create_app
 
 
 @runtime_checkable
@@ -26,10 +31,8 @@ class Servable(Protocol):
 
 def command_serve(args: argparse.Namespace, console: Console) -> int:
     """Serve a simulator so other agent frameworks can call it like the real API."""
-    from toolbench.kinds.http_exec import serving_app
-    from toolbench.tasks.registry import get_task
-
     if getattr(args, "mcp", False):
+        # deferred: --mcp only; serve_mcp loads the MCP SDK (the optional extra toolbench[mcp])
         from toolbench.cli.serve_mcp import command_serve_mcp
 
         return command_serve_mcp(args)
@@ -77,8 +80,6 @@ def _refuse_mcp_flags(args: argparse.Namespace) -> None:
 
 def _app_accepting(service: Any, task: str, key: str) -> Any:
     """The service bound to one world that accepts ``key`` (and no other key)."""
-    from toolbench.kinds.http_exec import bind_world
-
     if not service.checks_api_key:
         raise UserError(f"--api-key: the {task} simulator checks no API key; drop the flag")
     if not key or not key.isprintable() or any(ch.isspace() for ch in key) or len(key) > 256:
@@ -99,9 +100,6 @@ def _key_note(service: Any, key: str) -> str:
 def _serve_shop(args: argparse.Namespace, console: Console) -> int:
     """The web_shop store for people (HTML) and agent frameworks (JSON), one process, goals
     from ``?goal=N`` or the version's test ids in turn."""
-    from toolbench.tasks.registry import get_task
-    from toolbench.tasks.web_shop.web.app import CyclePicker, ShopConfig, create_app
-
     if args.api_key is not None:
         raise UserError("--api-key: the web_shop store checks no key; drop the flag")
     version = args.data_version or "v0"
@@ -128,8 +126,6 @@ def _serve_shop(args: argparse.Namespace, console: Console) -> int:
 
 def bind(host: str, port: int) -> socket.socket:
     """A listening socket, or a one-line ``UserError`` naming --host/--port and the fix."""
-    from toolbench.agents.listen import listening_socket
-
     return listening_socket(host, port)
 
 
@@ -143,8 +139,6 @@ def run_server(
     """Serve ``app`` with uvicorn on a socket bound here (so ``--port 0`` can say which port
     it got); ``started`` receives the server (to stop it: ``server.should_exit = True``).
     Ctrl-C stops the server and then raises KeyboardInterrupt, as uvicorn re-raises it."""
-    import uvicorn
-
     sock = bind(host, port)
     actual = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host

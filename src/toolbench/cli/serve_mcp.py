@@ -36,11 +36,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolbench.agents import require_mcp
+from toolbench.agents.listen import listening_socket
+from toolbench.agents.mcp_server import PendingWorld, one_line, serve_http, serve_stdio
 from toolbench.cli.serve_log import incidents_logged, open_log
+from toolbench.cli.serve_world import WorldThread, world_on_thread
 from toolbench.core.agent import AgentWorld, HasAgentWorld, RecordingWorld, agent_world_of
 from toolbench.core.solve import SampleState
 from toolbench.core.task import Resources, Task, TaskData, prepare
 from toolbench.errors import UserError
+from toolbench.prompts.builder import PromptConfig, Prompter
+from toolbench.sandbox.pool import SandboxPool
+from toolbench.tasks.registry import get_task
 from toolbench.types import Outcome, Sample, Status
 
 if TYPE_CHECKING:
@@ -72,23 +78,18 @@ class _Plan:
 
 def command_serve_mcp(args: argparse.Namespace) -> int:
     """Check what is cheap to check, then serve the chosen sample's world until stopped."""
-    from toolbench.sandbox.pool import SandboxPool
-
     if args.api_key is not None:
         raise UserError("--api-key: an MCP world checks no key; drop the flag")
     require_mcp("--mcp")
     transport = args.transport or "stdio"
     verdict = Path(args.verdict) if args.verdict is not None else None
     log_path = Path(args.log) if getattr(args, "log", None) else None
-    from toolbench.cli.serve_world import WorldThread
 
     with contextlib.ExitStack() as stack:
         wire = stack.enter_context(_stdout_to_stderr())  # a task's stray words miss the wire
         task, data, sample = _checked(args)
         sock = None
         if transport == "http":
-            from toolbench.agents.listen import listening_socket
-
             sock = stack.enter_context(contextlib.closing(listening_socket(args.host, args.port)))
         log = stack.enter_context(open_log(log_path, f"toolbench serve {task.name} --mcp"))
         plan = _Plan(task, data, sample, transport, args.host, verdict, wire, sock)
@@ -108,8 +109,6 @@ def command_serve_mcp(args: argparse.Namespace) -> int:
 def _checked(args: argparse.Namespace) -> tuple[Task, TaskData, Sample]:
     """The task and the sample, or a one-line ``UserError``: the task imported and its data
     read (a tenth of a second to half a second), no gold executed."""
-    from toolbench.tasks.registry import get_task
-
     task = get_task(args.task)
     if not isinstance(task, HasAgentWorld):
         raise UserError(f"task {task.name} has no tools to serve over MCP (it has no agent world)")
@@ -157,8 +156,6 @@ def _pick_sample(data: TaskData, sample_id: str | None, task: str) -> Sample:
 async def sample_world(task: Task, data: TaskData, sample: Sample, pool: Any) -> AgentWorld:
     """A fresh world of ``sample`` with its golds executed (as ``toolbench run`` prepares
     them, for this one sample): the world ``--mcp`` serves, for tests to build the same."""
-    from toolbench.prompts.builder import PromptConfig, Prompter
-
     subset = dataclasses.replace(data, samples=[sample], gold={})
     await prepare(task, subset, pool)
     resources = Resources(subset, pool, Prompter(subset.context, PromptConfig()))
@@ -168,8 +165,6 @@ async def sample_world(task: Task, data: TaskData, sample: Sample, pool: Any) ->
 async def _serve_sample(plan: _Plan, pool: Any, host: WorldThread) -> int:
     """Serve at once while the world is built; after the stop, judge it into the verdict
     and close it. 1 when the world could not be built, else 0."""
-    from toolbench.agents.mcp_server import PendingWorld
-
     state = SampleState(sample=plan.sample, epoch=1)
     wanted = asyncio.Event()
     building = asyncio.ensure_future(_recording(plan, pool, host, state, wanted))
@@ -200,8 +195,6 @@ async def _recording(
     """The world, built on ``host`` once a request wants it or ``HANDSHAKE_WINDOW_S`` has
     passed (a build beside the handshake halves the CPU the handshake gets: the GIL), as
     the served ``RecordingWorld``: the one the verdict judges, whose trace is its ``calls``."""
-    from toolbench.cli.serve_world import world_on_thread
-
     with contextlib.suppress(asyncio.TimeoutError):
         await asyncio.wait_for(wanted.wait(), timeout=HANDSHAKE_WINDOW_S)
     build = functools.partial(sample_world, plan.task, plan.data, plan.sample, pool)
@@ -211,8 +204,6 @@ async def _recording(
 def _report_failed_build(done: asyncio.Future[RecordingWorld], plan: _Plan) -> None:
     """One line on stderr when the world could not be built (the clients get it as an MCP
     error): the server goes on answering until it is stopped."""
-    from toolbench.agents.mcp_server import one_line
-
     if done.cancelled() or done.exception() is None:
         return
     print(
@@ -224,8 +215,6 @@ def _report_failed_build(done: asyncio.Future[RecordingWorld], plan: _Plan) -> N
 
 
 def _serve(world: Any, plan: _Plan) -> Awaitable[None]:
-    from toolbench.agents.mcp_server import serve_http, serve_stdio
-
     name = f"toolbench-{plan.task.name}"
     if plan.sock is None:
         return serve_stdio(world, name, plan.wire)
@@ -275,8 +264,6 @@ async def _built_or_none(
 
 def _unbuilt(building: asyncio.Future[RecordingWorld]) -> Outcome:
     """The verdict's outcome when there is no world to judge (no tool was called on it)."""
-    from toolbench.agents.mcp_server import one_line
-
     if building.done() and not building.cancelled() and building.exception() is not None:
         why = f"the world could not be built: {one_line(building.exception())}"  # type: ignore[arg-type]
     else:

@@ -18,35 +18,14 @@ from typing import Any
 from rich.console import Console
 
 from toolbench.errors import UserError
+from toolbench.report import diff, golds
+from toolbench.report.summary import id_order, load_runs
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 MAX_SHOWN_CHARS = 20_000
 # An agent's stderr tail: at most this many lines, each cut at this many characters.
 STDERR_LINES = 20
 MAX_STDERR_LINE = 300
-
-
-def add_show_parser(sub: Any) -> None:
-    from toolbench.cli import argtypes
-
-    show = sub.add_parser(
-        "show", help="a run's samples: query, prompt, prediction, gold, state diff, steps"
-    )
-    show.add_argument("run", type=argtypes.PathArg("folder"), help="run folder")
-    show.add_argument("--failed", action="store_true", help="only samples that did not succeed")
-    show.add_argument("--task", help="only this task's samples")
-    show.add_argument("--id", dest="sample_id", help="only this sample id")
-    show.add_argument("--epoch", type=argtypes.non_negative_int, help="only this epoch")
-    show.add_argument(
-        "--limit",
-        type=argtypes.non_negative_int,
-        default=10,
-        help="show at most this many samples (0: all)",
-    )
-    show.add_argument("--no-prompt", action="store_true", help="leave the prompt out")
-    show.add_argument(
-        "--allow-modified", action="store_true", help="show a run whose log was modified"
-    )
 
 
 def clean(text: Any, limit: int = MAX_SHOWN_CHARS) -> str:
@@ -82,15 +61,10 @@ def _select(run: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
 
 
 def _id_key(key: str) -> tuple[int, int, str]:
-    from toolbench.report.summary import id_order
-
     return id_order(key)
 
 
 def command_show(args: argparse.Namespace, console: Console, cache_dir: Path) -> int:
-    from toolbench.report import golds
-    from toolbench.report.summary import load_runs
-
     if args.limit < 0:
         raise UserError(f"--limit {args.limit}: must be 0 (all) or more")
     run = load_runs([args.run], args.allow_modified)[0]
@@ -131,8 +105,6 @@ def _section(console: Console, title: str, body: str = "") -> None:
 
 
 def _print_record(record: dict[str, Any], source: Any, console: Console, with_prompt: bool) -> None:
-    from toolbench.report import golds
-
     sample_id = str(record["id"])
     status = record["status"] + (
         ""
@@ -216,8 +188,6 @@ def _print_stderr(record: dict[str, Any], console: Console) -> None:
 
 
 def _print_gold(record: dict[str, Any], view: Any, console: Console) -> None:
-    from toolbench.report import diff, golds
-
     index = golds.closest_label(record, view.labels)
     if index is None:
         return
@@ -249,8 +219,6 @@ def _print_gold(record: dict[str, Any], view: Any, console: Console) -> None:
 
 
 def _print_steps(record: dict[str, Any], console: Console) -> None:
-    from toolbench.report import golds
-
     calls = golds.as_list(record.get("calls"))
     trace = golds.as_list(record.get("trace"))
     if (

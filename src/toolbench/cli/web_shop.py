@@ -21,42 +21,19 @@ from typing import Any
 
 from rich.console import Console
 
+from toolbench.cli import serve
+from toolbench.cli.serve import bind
 from toolbench.config import RunConfig
+from toolbench.core.subject import ModelSubject
 from toolbench.errors import UserError
+from toolbench.models.base import ModelOptions
+from toolbench.runner.run import execute
+from toolbench.runner.store import read_run_info
+from toolbench.tasks.registry import get_task
+from toolbench.tasks.web_shop.web.app import ShopConfig, create_app
+from toolbench.tasks.web_shop.web.human import TITLE, HumanModel, ShopDesk
 
 MAX_NAME_CHARS = 64
-
-
-def add_web_shop_parser(sub: argparse._SubParsersAction[Any], parser_class: type) -> None:
-    from toolbench.cli import argtypes
-
-    shop = sub.add_parser("web_shop", help="web_shop for people: record a person's episodes")
-    shop_sub = shop.add_subparsers(
-        dest="web_shop_command", required=True, parser_class=parser_class
-    )
-    human = shop_sub.add_parser(
-        "human", help="serve the store to a person and record their episodes as a run"
-    )
-    human.add_argument(
-        "--n", type=argtypes.positive_int, default=50, help="goals to shop (the first N test ids)"
-    )
-    human.add_argument("--port", type=argtypes.port, default=8000, help="TCP port (0: any free)")
-    human.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    human.add_argument("--version", dest="data_version", choices=["v0", "v1"], default="v0",
-                       help="data version: its test ids and the page layout recorded")  # fmt: skip
-    human.add_argument(
-        "--name",
-        help="who is shopping; the run's model is human:<name> (default: your user name)",
-    )
-    human.add_argument(
-        "--out",
-        type=argtypes.PathArg("new_folder"),
-        help="run folder (default: runs/web_shop-human-<name>-<time>)",
-    )
-    human.add_argument(
-        "--runs-dir", type=argtypes.PathArg("new_folder"), default=Path("runs"),
-        help=argparse.SUPPRESS,
-    )  # fmt: skip
 
 
 def person_name(raw: str | None) -> str:
@@ -76,8 +53,6 @@ def person_name(raw: str | None) -> str:
 
 
 def command_web_shop(args: argparse.Namespace, console: Console, cache_dir: Path) -> int:
-    from toolbench.cli.serve import bind
-
     name = person_name(args.name)
     bind(args.host, args.port).close()  # a bad --host/--port is exit 2 before any folder
     config = RunConfig(tasks=["web_shop"], model=f"human:{name}", version=args.data_version,
@@ -89,12 +64,6 @@ def record_human(
     config: RunConfig, args: argparse.Namespace, console: Console, cache_dir: Path
 ) -> int:
     """Serve until every goal is recorded (exit 0) or the server stops (130, resumable)."""
-    from toolbench.core.subject import ModelSubject
-    from toolbench.models.base import ModelOptions
-    from toolbench.runner.run import execute
-    from toolbench.tasks.registry import get_task
-    from toolbench.tasks.web_shop.web.human import HumanModel
-
     wake = threading.Event()  # the run asks its first action, or has ended
     model = HumanModel(config.model.split(":", 1)[1], on_first_turn=wake.set)
 
@@ -144,10 +113,6 @@ class _RunThread(threading.Thread):
 
 def _serve(model: Any, args: argparse.Namespace, console: Console) -> None:
     """The shop for the person, until the last goal's end has been shown or Ctrl-C."""
-    from toolbench.cli import serve
-    from toolbench.tasks.web_shop.web.app import ShopConfig, create_app
-    from toolbench.tasks.web_shop.web.human import TITLE, ShopDesk
-
     desk = ShopDesk(model)
     servers: list[Any] = []
 
@@ -172,8 +137,6 @@ def _serve(model: Any, args: argparse.Namespace, console: Console) -> None:
 def _say_where(console: Console, model: Any, thread: _RunThread) -> None:
     """The last line: how many episodes the run folder holds, and where it is (nothing when
     the run stopped before it had a folder)."""
-    from toolbench.runner.store import read_run_info
-
     folder = thread.result.folder if thread.result is not None else model.folder
     if folder is None:
         return

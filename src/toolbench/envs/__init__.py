@@ -45,7 +45,7 @@ def _web_shop() -> Any:
     (an optional extra) and the web_shop store at import, which ``import toolbench.envs``
     must not need (it says how to install the extra instead)."""
     _gymnasium()
-    from toolbench.envs import web_shop
+    from toolbench.envs import web_shop  # deferred: gymnasium is optional, as the docstring says
 
     return web_shop
 

@@ -105,7 +105,7 @@ class HFModel:
         folder = hf_setup.model_folder(path_or_name)  # before seconds of importing torch
         hf_setup.go_offline()
         try:
-            import torch
+            import torch  # deferred: torch is the optional extra toolbench[hf] (seconds to import)
             import transformers  # noqa: F401  (what load_pretrained needs, checked here)
         except ImportError:
             raise UserError(
@@ -279,6 +279,7 @@ class HFModel:
     ) -> list[list[int]]:
         """The model call: each item's newly generated ids (maybe padded after its end).
         Notes on each item when its row ended. Items share temperature, seed and stops."""
+        # deferred: hf_torch imports torch (optional extra toolbench[hf])
         from toolbench.models.hf_torch import generate_rows
 
         with _RNG_LOCK:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolbench.models.generation import stop_index
+from toolbench.models.toolcalls import parse_tool_calls
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +114,6 @@ def parse_reply_tools(
     parsed = _template_parse(tokenizer, end, prompt_ids, tools)
     if parsed is not None:
         return parsed
-    from toolbench.models.toolcalls import parse_tool_calls
 
     if end.raw_text is not None:  # cut at a stop sequence: the cut text is the reply
         reply = end.text

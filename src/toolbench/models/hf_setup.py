@@ -179,7 +179,7 @@ def dtype_kwarg(version: str | None = None) -> str:
     """The name ``from_pretrained`` takes the dtype by: ``dtype`` since transformers 4.56
     (``torch_dtype``, which older releases need, is deprecated there)."""
     if version is None:
-        import transformers
+        import transformers  # deferred: transformers is the optional extra toolbench[hf]
 
         version = transformers.__version__
     parts = [int(p) if p.isdigit() else 0 for p in version.split(".")[:2]]
@@ -221,6 +221,7 @@ def load_pretrained(spec: str, folder: Path, dtype: Any) -> tuple[Any, Any]:
     """The tokenizer and the model of ``hf:SPEC`` in ``folder``, read from it alone
     (``local_files_only``); a folder transformers cannot load is a ``UserError`` saying why."""
     go_offline()
+    # deferred: transformers is the optional extra toolbench[hf]
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     try:

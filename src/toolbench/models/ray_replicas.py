@@ -100,7 +100,7 @@ class ReplicaServer:
     def describe(self) -> dict[str, Any]:
         """The model's name and cacheability (the pool answers to both as the local model
         would), who created this replica, or why the model did not load."""
-        import ray
+        import ray  # deferred: ray is the optional extra toolbench[ray]
 
         model = self.model
         return {
@@ -164,6 +164,7 @@ class ReplicaPool:
     the same replicas by name and creates nothing."""
 
     def __init__(self, spec: str, options: ModelOptions) -> None:
+        # deferred: ray_setup is where a missing ray becomes one line
         from toolbench.models.ray_setup import NAMESPACE, connect
 
         settings = _settings(options)
@@ -224,7 +225,7 @@ class ReplicaPool:
     async def generate(self, request: GenerationRequest) -> Generation:
         """The answer of the least busy replica. A replica that is gone is taken out for good
         and the request goes to the next; none left: ``ServiceDown``."""
-        import ray
+        import ray  # deferred: ray is the optional extra toolbench[ray]
 
         sent = _strip(request)
         while True:
@@ -270,7 +271,7 @@ class ReplicaPool:
         if self._closed:
             return
         self._closed = True
-        import ray
+        import ray  # deferred: ray is the optional extra toolbench[ray]
 
         if ray.is_initialized():
             self._kill_created(ray)

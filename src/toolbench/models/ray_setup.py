@@ -40,7 +40,7 @@ PRIVATE = "local"
 def require_ray(flag: str) -> ModuleType:
     """The ``ray`` module, or a ``UserError`` (exit 2) naming the flag and the install."""
     try:
-        import ray
+        import ray  # deferred: ray is the optional extra toolbench[ray]
     except ImportError:
         raise UserError(f"{flag}: Ray is not installed; install it with {INSTALL_HINT}") from None
     return ray

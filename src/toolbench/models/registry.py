@@ -43,6 +43,7 @@ import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -51,6 +52,8 @@ from toolbench.errors import UserError, did_you_mean
 from toolbench.models.args import ReplicaArgs, validate
 from toolbench.models.hf_setup import HFArgs
 from toolbench.models.openai_setup import OpenAIArgs
+from toolbench.models.reference.oracle import OracleModel
+from toolbench.models.reference.replay import ReplayModel
 from toolbench.plugins import (
     Installed,
     PluginError,
@@ -368,22 +371,18 @@ def make_bare_model(spec: str, options: ModelOptions) -> Model:
 
 
 def baseline(argument: str | None, options: ModelOptions) -> Model:
+    # deferred: the baseline's learner, plans and examples load only when it is built (this
+    # registry is on the path of every command, --help too)
     from toolbench.models.reference.baseline import BaselineModel
 
     return BaselineModel()
 
 
 def oracle(argument: str | None, options: ModelOptions) -> Model:
-    from toolbench.models.reference.oracle import OracleModel
-
     return OracleModel()
 
 
 def replay(argument: str | None, options: ModelOptions) -> Model:
-    from pathlib import Path
-
-    from toolbench.models.reference.replay import ReplayModel
-
     path = Path(argument or "").expanduser()
     if not path.is_file():
         raise UserError(f"replay file not found: {path}")

@@ -85,6 +85,7 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
         ConnectionError,
     ]
     try:
+        # deferred: httpx2 is optional: its errors are retried only where it is installed
         import httpx2
 
         errors.append(httpx2.TransportError)
@@ -112,6 +113,7 @@ def _timeout_errors() -> tuple[type[BaseException], ...]:
         httpx.TimeoutException,
     ]
     try:
+        # deferred: httpx2 is optional: its errors are retried only where it is installed
         import httpx2
 
         errors.append(httpx2.TimeoutException)

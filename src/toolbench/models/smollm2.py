@@ -14,6 +14,7 @@ through the ``hf:`` backend, on the CPU or a GPU like any ``hf:`` model.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -23,11 +24,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolbench.errors import UserError
+from toolbench.models.hf import HFModel
 from toolbench.package import default_cache_dir
 
 if TYPE_CHECKING:
     from toolbench.models.base import ModelOptions
-    from toolbench.models.hf import HFModel
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +51,6 @@ def make_model(argument: str | None, options: ModelOptions) -> HFModel:
     _require_libraries()
     gguf = locate_gguf()
     folder = converted_folder(gguf, models_dir(options))
-    from toolbench.models.hf import HFModel
-
     return HFModel(str(folder), options, name=NAME)
 
 
@@ -184,8 +183,7 @@ def convert(gguf: Path, target: Path) -> None:
     into a model built from the same configuration without the quantization entry, which
     saves (and later loads) like any checkpoint, with identical logits.
     """
-    import copy
-
+    # deferred: transformers is the optional extra toolbench[smollm2]
     from transformers import AutoModelForCausalLM
 
     tokenizer, loaded = load_gguf(gguf)
@@ -202,6 +200,7 @@ def convert(gguf: Path, target: Path) -> None:
 
 def load_gguf(gguf: Path) -> tuple[Any, Any]:
     """The tokenizer and the dequantized model, read from ``gguf`` by transformers (slow)."""
+    # deferred: transformers is the optional extra toolbench[smollm2]
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     source, name = str(gguf.parent), gguf.name

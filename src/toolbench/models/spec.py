@@ -14,6 +14,8 @@ from typing import Any
 from toolbench.errors import UserError
 from toolbench.models.args import REPLICA_KEYS, ReplicaArgs, fingerprint, validate
 from toolbench.models.base import Model, ModelOptions
+from toolbench.models.cache import CachedModel
+from toolbench.models.ray_replicas import ReplicaPool
 from toolbench.models.registry import (
     AWARENESS,
     BUILTIN,
@@ -74,6 +76,7 @@ def require(spec: str, use: str, flag: str = "--model") -> None:
 
 def _wrap(model: Model, options: ModelOptions, entry: KnownModel) -> Model:
     if entry.retries:
+        # deferred: retry imports openai (~700 modules); this module is on --help's path
         from toolbench.models.retry import RetryingModel, default_retry_budget
 
         budget = options.retry_budget_s
@@ -81,8 +84,6 @@ def _wrap(model: Model, options: ModelOptions, entry: KnownModel) -> Model:
             budget = default_retry_budget(options.timeout_s)
         model = RetryingModel(model, max_retries=options.max_retries, budget_s=budget)
     if entry.cache and options.cache_path is not None and model.cacheable:
-        from toolbench.models.cache import CachedModel
-
         model = CachedModel(model, options.cache_path)
     return model
 
@@ -140,7 +141,6 @@ def make_model(spec: str, options: ModelOptions) -> Model:
     entry.check_args(options.model_args)
     if replica_count(options) <= 1:
         return _wrap(entry.build(argument, options), options, entry)
-    from toolbench.models.ray_replicas import ReplicaPool
 
     return _wrap(ReplicaPool(spec, options), options, entry)
 

@@ -78,7 +78,7 @@ class SampleActor:
 
     async def ready(self) -> dict[str, Any]:
         """Where this actor runs (its constructor finished: the work is ready)."""
-        import ray
+        import ray  # deferred: ray is the optional extra toolbench[ray]
 
         return {"node": ray.get_runtime_context().get_node_id(), "pid": os.getpid()}
 
@@ -276,6 +276,7 @@ class _Dispatch:
         self.last_refresh = time.monotonic()
         if self.finished():
             return False
+        # deferred: ray is the optional extra toolbench[ray]
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         live = {slot.node for slot in self.slots}

@@ -32,7 +32,7 @@ def __getattr__(name: str) -> Any:
     """The pool (asyncio, threads, subprocesses) on first use: worker templates import this
     package for its world and policy modules, and every page they hold makes each fork dearer."""
     if name in _POOL_NAMES:
-        from toolbench.sandbox import pool
+        from toolbench.sandbox import pool  # deferred: on first use, as the docstring says
 
         return getattr(pool, name)
     raise AttributeError(f"module 'toolbench.sandbox' has no attribute {name!r}")

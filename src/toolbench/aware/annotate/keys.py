@@ -57,7 +57,7 @@ class KeyInput:
 
     def _raw_key(self) -> str:
         import termios  # POSIX only: here, where __init__ found them importable
-        import tty
+        import tty  # deferred: POSIX only, as termios above
 
         fd = self.stream.fileno()
         saved = termios.tcgetattr(fd)

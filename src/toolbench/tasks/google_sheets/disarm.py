@@ -104,8 +104,8 @@ def _no_fsspec_urls(original: Callable[[Any], bool]) -> Callable[[Any], bool]:
 
 def disarm() -> list[str]:
     """Replace the functions; returns what was replaced (for tests)."""
-    import pandas.core.apply
-    import pandas.io.common
+    import pandas.core.apply  # deferred: pandas' lazy submodules, loaded in the sandbox worker only
+    import pandas.io.common  # deferred: pandas' lazy submodules, loaded in the sandbox worker only
 
     replaced = ["pandas.options", "Apply._apply_str", "pandas.io.common.is_fsspec_url"]
     io_common: Any = pandas.io.common

@@ -37,7 +37,9 @@ DEFAULT_CLIENT = "toolbench.tasks.google_sheets.live:service_account_client"
 
 
 def service_account_client(credentials: str) -> Any:
-    import gspread
+    import gspread  # deferred: gspread is the optional extra toolbench[sheets] (--live)
+
+    # deferred: gspread is the optional extra toolbench[sheets] (--live)
     from gspread.http_client import BackOffHTTPClient
 
     return gspread.service_account(filename=credentials, http_client=BackOffHTTPClient)

@@ -52,6 +52,7 @@ def _sweep(book: Any, mine: str) -> None:
 def make_live_world(
     client_ref: str, credentials: str, scratch_key: str, sheet_title: str, check_format: bool
 ) -> World:
+    # deferred: the optional extra toolbench[sheets] (--live)
     from gspread_dataframe import get_as_dataframe, set_with_dataframe
 
     book = _client(client_ref, credentials).open_by_key(scratch_key)
@@ -87,6 +88,7 @@ def make_live_world(
 
 def presentation(worksheet: Any) -> dict[str, Any]:
     """Formats, merges and formulas of a live sheet, in the shape ``world.sheet_state`` uses."""
+    # deferred: gspread is the optional extra toolbench[sheets] (--live)
     from gspread.utils import rowcol_to_a1
 
     quoted = "'" + worksheet.title.replace("'", "''") + "'"

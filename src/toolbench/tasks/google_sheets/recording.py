@@ -14,6 +14,7 @@ sandbox finds them on the factory's module.
 
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any
 
@@ -89,8 +90,6 @@ class SheetRecorder:
         return call
 
     def _record(self, name: str, method: Any, args: Any, kwargs: Any, answer: Any) -> None:
-        import inspect
-
         try:
             bound = inspect.signature(method).bind(*args, **kwargs)
             arguments = {key: as_json(value) for key, value in bound.arguments.items()}

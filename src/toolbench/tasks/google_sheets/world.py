@@ -26,6 +26,7 @@ import pandas as pd
 
 from toolbench.sandbox import files as sandbox_files_module
 from toolbench.sandbox.world import World
+from toolbench.tasks.google_sheets.disarm import disarm
 from toolbench.tasks.google_sheets.emulator import (
     Cell,
     Spreadsheet,
@@ -171,8 +172,6 @@ def canonical_formula(text: str) -> str:
 def prepare_sandbox_worker() -> None:
     """Run once per worker before any program: compile the formula engine, exercise the
     dataframe round trip so pandas' lazy imports happen now, then disarm library I/O."""
-    from toolbench.tasks.google_sheets.disarm import disarm
-
     warm_up()
     book = Spreadsheet()
     ws = book.sheet1

@@ -40,9 +40,10 @@ import numpy as np
 
 from toolbench.core.agent import ToolCall, ToolReply, ToolSpec, Untranslatable
 from toolbench.core.bounded import bounded_text
+from toolbench.prompts.builder import Mode, PromptConfig
 from toolbench.sandbox import HostRefused
 from toolbench.sandbox.world import ToolError, World
-from toolbench.tasks.tabletop import lmp
+from toolbench.tasks.tabletop import experts, lmp
 from toolbench.tasks.tabletop.judging import crashed, judge, session_of
 from toolbench.tasks.tabletop.world import (
     ALLOWED_MODULES,
@@ -178,8 +179,6 @@ class TabletopWorld:
         return await self._record(action)
 
     async def gold_calls(self) -> list[ToolCall]:
-        from toolbench.tasks.tabletop import experts
-
         query, context = lmp.top_call(self.sample.query, _objects(self.configs))
         return await self._record(experts.ideal_program(lmp.TOP_LMP, query, context))
 
@@ -208,8 +207,6 @@ def _objects(configs: Mapping[str, Any]) -> list[str]:
 
 
 def _completion() -> Any:
-    from toolbench.prompts.builder import Mode, PromptConfig
-
     return PromptConfig(mode=Mode.COMPLETION, seed=None)
 
 

@@ -11,14 +11,13 @@ from typing import Any
 
 from toolbench.core.solve import Generate
 from toolbench.prompts.builder import PromptConfig
+from toolbench.tasks.tabletop import checks, docs, experts
 from toolbench.tasks.tabletop.session import LmpSession
 from toolbench.types import Outcome, Sample, Status
 
 
 def judge(sample: Sample, initial: Any, final: Any, details: dict[str, Any]) -> Outcome:
     """The instruction's checks on the final table (a program's, or an agent's calls')."""
-    from toolbench.tasks.tabletop import checks
-
     check = checks.check(sample.fields["tester_id"], sample.fields["configs"], initial, final)
     details["checks"] = {"success": check.success, "strict_success": check.strict_success}
     if check.notes:
@@ -39,8 +38,6 @@ def crashed(message: str, details: dict[str, Any] | None = None) -> Outcome:
 
 def session_of(sample: Sample, epoch: int, generate: Generate, config: PromptConfig) -> LmpSession:
     """The harness's side of a sample's LMPs, with the oracle's programs as ``ideal``."""
-    from toolbench.tasks.tabletop import docs, experts
-
     configs = sample.fields["configs"]
     ideal = functools.partial(_ideal, experts.ideal_program, configs)
     return LmpSession(sample, epoch, generate, config, dict(docs.BASE_PROMPTS), ideal=ideal)

@@ -40,6 +40,7 @@ from typing import Any
 
 from toolbench.sandbox import host
 from toolbench.sandbox.world import World
+from toolbench.tasks.tabletop import world as table_world
 
 FGEN = "fgen"
 # Completion mode adds these to every LMP's own stops (session.harness_stops; --stop replaces).
@@ -243,8 +244,6 @@ def program_for(instruction: str, objects: list[str]) -> str:
 def tabletop_world(configs: dict[str, Any], fix_corner_name: bool = False) -> World:
     """The sandbox world of one sample: the table's world with ``tabletop_ui`` as its only
     program-visible name; the model's code sees the fixed and variable scopes."""
-    from toolbench.tasks.tabletop import world as table_world
-
     base = table_world.make_world(configs, fix_corner_name=fix_corner_name)
     runtime = Runtime(dict(base.namespace))
 
@@ -263,8 +262,8 @@ def prepare_sandbox_worker() -> None:
     """Pay the table's imports (numpy, shapely) once per worker, outside every time limit, and
     build the programs' guarded builtins here in the template (cached by allowed modules):
     otherwise every forked program process built its own copy."""
+    # deferred: RestrictedPython (~11 modules), in a sandbox worker only, not to list tasks
     from toolbench.sandbox import policy
-    from toolbench.tasks.tabletop import world as table_world
 
     table_world.prepare_sandbox_worker()
     policy.builtins_for(table_world.ALLOWED_MODULES)

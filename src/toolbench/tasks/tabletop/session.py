@@ -30,6 +30,7 @@ from toolbench.prompts.builder import Mode, PromptConfig
 from toolbench.prompts.extract import extract_program
 from toolbench.sandbox import HostRefused
 from toolbench.sandbox.host import Code
+from toolbench.tasks.tabletop import docs, experts
 from toolbench.tasks.tabletop.lmp import FGEN, HARNESS_STOPS, LMPS, TOP_LMP, lmp_sources
 from toolbench.types import GenerationRequest, Sample
 
@@ -217,8 +218,6 @@ def split_prompt(step: str, prompt: str, base: str) -> tuple[str, str, str]:
 def baseline_reply(request: GenerationRequest) -> str:
     """The built-in baseline's answer to a tabletop request: the template policy of
     ``experts.baseline_program``, given only what the prompt says."""
-    from toolbench.tasks.tabletop import docs, experts
-
     if request.prompt is not None:
         text = request.prompt
     else:

@@ -61,6 +61,7 @@ class TabletopTask(DataclassOptions, OfflineFolderTask):
     def load(
         self, version: str, data_dir: Path | None, live: LiveOptions | None = None
     ) -> TaskData:
+        # deferred: shapely and numpy, only when samples are loaded (not to list tasks)
         from toolbench.tasks.tabletop import scenes
 
         self.refuse_live(live)
@@ -73,6 +74,7 @@ class TabletopTask(DataclassOptions, OfflineFolderTask):
 
     async def prepare(self, data: TaskData, sandbox: ProgramRunner) -> None:
         """Each sample's initial table, built once (the checks compare against it)."""
+        # deferred: shapely and numpy, only when samples are loaded (not to list tasks)
         from toolbench.tasks.tabletop.world import Table
 
         for sample in data.samples:
@@ -168,6 +170,7 @@ def _images(run_dir: Path | None, state: SampleState, initial: Any, final: Any) 
     fifth of this function's time."""
     if run_dir is None:
         return {}
+    # deferred: matplotlib, only when a run writes images
     from toolbench.tasks.tabletop import images
 
     relative_folder = os.path.join(IMAGES_DIR, state.sample.task)

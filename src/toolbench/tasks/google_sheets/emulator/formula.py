@@ -63,12 +63,12 @@ _lib: dict[str, Any] = {}
 def _library() -> dict[str, Any]:
     """Import `formulas` lazily: importing it and loading its function tables takes ~1 s."""
     if not _lib:
-        import formulas
-        import schedula
-        from formulas.cell import CELL
-        from formulas.functions import Error, not_implemented
-        from formulas.ranges import Ranges
-        from formulas.tokens.operand import XlError
+        import formulas  # deferred: ~1 s to import, as the docstring says
+        import schedula  # deferred: with formulas
+        from formulas.cell import CELL  # deferred: with formulas
+        from formulas.functions import Error, not_implemented  # deferred: with formulas
+        from formulas.ranges import Ranges  # deferred: with formulas
+        from formulas.tokens.operand import XlError  # deferred: with formulas
 
         _lib.update(
             parser=formulas.Parser(),
