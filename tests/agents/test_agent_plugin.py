@@ -9,13 +9,12 @@ The package is a real installed distribution on ``PYTHONPATH`` (a module and a d
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+
+from tests.plugin_site import make_site, toolbench_cli
 
 MODULE = textwrap.dedent(
     '''
@@ -40,26 +39,7 @@ MODULE = textwrap.dedent(
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     site = tmp_path_factory.mktemp("look-site")
-    (site / "tb_look.py").write_text(MODULE)
-    info = site / "tb_look-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tb-look\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[toolbench.agents]\nlook = tb_look:LookAgent\n")
-    return site
-
-
-def toolbench_cli(site: Path, tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH", "")) if p)
-    env = {**os.environ, "PYTHONPATH": path, "TOOLBENCH_CACHE_DIR": str(tmp / "cache")}
-    env["COLUMNS"] = "300"
-    return subprocess.run(
-        [sys.executable, "-m", "toolbench.cli", *args],
-        env=env,
-        cwd=tmp,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return make_site(site, "tb_look", MODULE, "toolbench.agents", "look = tb_look:LookAgent")
 
 
 def test_an_installed_agent_is_listed_and_run_as_an_agent(site: Path, tmp_path: Path) -> None:

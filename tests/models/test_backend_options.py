@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
 import toolbench
+from tests.plugin_site import make_site, toolbench_cli
 from toolbench.errors import UserError
 
 MODULE = textwrap.dedent(
@@ -67,28 +66,7 @@ MODULE = textwrap.dedent(
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     site = tmp_path_factory.mktemp("knobs-site")
-    (site / "tb_knobs.py").write_text(MODULE)
-    info = site / "tb_knobs-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tb-knobs\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[toolbench.models]\nknobs = tb_knobs:ENTRY\n")
-    return site
-
-
-def toolbench_cli(site: Path, tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``toolbench ARGS`` in a subprocess that finds the package (and this checkout's source
-    before the installed one, as the test run does)."""
-    path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH", "")) if p)
-    env = {**os.environ, "PYTHONPATH": path, "TOOLBENCH_CACHE_DIR": str(tmp / "cache")}
-    env["COLUMNS"] = "300"  # the listing's rows unwrapped
-    return subprocess.run(
-        [sys.executable, "-m", "toolbench.cli", *args],
-        env=env,
-        cwd=tmp,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return make_site(site, "tb_knobs", MODULE, "toolbench.models", "knobs = tb_knobs:ENTRY")
 
 
 def _run(site: Path, tmp: Path, out: Path, *model_args: str) -> subprocess.CompletedProcess[str]:
