@@ -62,6 +62,20 @@ class Installed:
         """The problem of the entry point called ``name``, if one was set aside."""
         return next((p for p in self.problems if p.name == name), None)
 
+    def find(self, name: str, load: Callable[[EntryPoint], T | PluginError]) -> T | None:
+        """The installed entry called ``name`` as ``load`` reads it, or None when none is; a
+        ``PluginError`` (raised) when one of that name was set aside or does not load."""
+        point = self.points.get(name)
+        if point is not None:
+            loaded = load(point)
+            if isinstance(loaded, PluginError):
+                raise loaded
+            return loaded
+        problem = self.problem(name)
+        if problem is not None:
+            raise PluginError(problem.message)
+        return None
+
 
 def installed(group: str, builtin: Collection[str], kind: str) -> Installed:
     """The group's entry points by name (``kind`` is "task" or "model", for the messages)."""

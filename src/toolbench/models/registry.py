@@ -232,17 +232,7 @@ def lookup(name: str) -> KnownModel | None:
     installed one of that name that cannot be used is a ``UserError`` saying why."""
     if name in _BY_NAME:
         return _BY_NAME[name]
-    found = _installed()
-    point = found.points.get(name)
-    if point is not None:
-        loaded = _from_entry_point(point)
-        if isinstance(loaded, PluginError):
-            raise loaded
-        return loaded
-    problem = found.problem(name)
-    if problem is not None:
-        raise PluginError(problem.message)
-    return None
+    return _installed().find(name, _from_entry_point)
 
 
 def all_models() -> list[KnownModel]:

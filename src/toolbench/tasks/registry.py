@@ -141,14 +141,9 @@ def get_task(name: str) -> Task:
     if name in BUILTIN:
         return _builtin(name)
     found = _installed()
-    if name in found.points:
-        loaded = _from_entry_point(found.points[name])
-        if isinstance(loaded, PluginError):
-            raise loaded
-        return loaded
-    problem = found.problem(name)
-    if problem is not None:
-        raise PluginError(problem.message)
+    task = found.find(name, _from_entry_point)
+    if task is not None:
+        return task
     known = [n for n in [*BUILTIN, *REGISTERED, *found.points] if n not in OWN_COMMAND]
     raise UserError(f"unknown task {name!r}{did_you_mean(name, [ALL, *known])}")
 
