@@ -527,7 +527,9 @@ def test_model_flag_help_names_every_model_it_takes(command: str, flag: str) -> 
         parser = choices[word]
     help_text = parser._option_string_actions[flag].help or ""
     named = set(re.findall(r"[a-z][a-z0-9-]*", help_text))
-    able = [m.name for m in subjects.BUILTIN if _MODEL_FLAGS[(command, flag)] in m.answers]
+    able = [
+        m.name for m in subjects.builtin_subjects() if _MODEL_FLAGS[(command, flag)] in m.answers
+    ]
     missing = [name for name in able if name not in named]
     assert not missing, f"toolbench {command} {flag}: the help does not name {missing}"
 

@@ -32,9 +32,6 @@ ALLOWED = {
     # A user-overridable default (a "module:attr" the user may point at a client of their
     # own), naming its own module.
     ("tasks/google_sheets/live.py", "toolbench.tasks.google_sheets.live"),
-    # The awareness floors (always-yes, ...) live in ``aware``, a layer above the model
-    # registry; the one cross-layer reference left (the floors want a registry of their own).
-    ("models/registry.py", "toolbench.aware.evaluate.baselines"),
 }
 
 #: A registry may name modules of its own layer lazily (its built-ins, imported when asked

@@ -67,9 +67,25 @@ def test_every_built_in_names_a_factory_that_exists() -> None:
     import importlib
 
     for entry in registry.BUILTIN:
-        assert isinstance(entry.factory, str)
+        if not isinstance(entry.factory, str):  # a higher layer's built-in (``provide``)
+            assert callable(entry.factory), entry.spec
+            continue
         module, _, function = entry.factory.partition(":")
         assert callable(getattr(importlib.import_module(module), function)), entry.spec
+
+
+def test_the_awareness_floors_come_from_the_runner_layer_and_build() -> None:
+    # models.registry may not import ``aware``: the runner layer provides the floors, whose
+    # factories import them when built (issue 38: no cross-layer string reference).
+    from toolbench.runner.builtins import AWARENESS_FLOORS
+
+    assert [entry.name for entry in registry.BUILTIN[-4:]] == [
+        "always-yes", "always-no", "random", "similarity",
+    ]  # fmt: skip
+    assert all(entry in registry.BUILTIN for entry in AWARENESS_FLOORS)
+    assert make_model("always-yes", ModelOptions()).name == "always-yes"
+    assert make_model("always-no", ModelOptions()).name == "always-no"
+    assert make_model("random:3", ModelOptions()).name == "random(seed=3)"
 
 
 def test_arguments_follow_the_spec_pattern(tmp_path: Path) -> None:

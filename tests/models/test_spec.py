@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from toolbench.agents.registry import BUILTIN  # every built-in --model, agents too
+from toolbench.agents.registry import builtin_subjects  # every built-in --model, agents too
 from toolbench.errors import UserError
 from toolbench.models.base import Model, ModelOptions
 from toolbench.models.cache import CachedModel
@@ -82,7 +82,7 @@ def test_replay_with_missing_file_names_the_path(tmp_path: Path) -> None:
 
 
 def test_known_models_cover_every_prefix_and_the_awareness_baselines() -> None:
-    patterns = [entry.spec for entry in BUILTIN]
+    patterns = [entry.spec for entry in builtin_subjects()]
     assert patterns == [
         "baseline",
         "oracle",
@@ -96,7 +96,7 @@ def test_known_models_cover_every_prefix_and_the_awareness_baselines() -> None:
         "random[:SEED]",
         "similarity",
     ]
-    assert all(entry.what and "\n" not in entry.what for entry in BUILTIN)
+    assert all(entry.what and "\n" not in entry.what for entry in builtin_subjects())
 
 
 @pytest.mark.parametrize("spec", ["always-no", "random:3", "similarity"])

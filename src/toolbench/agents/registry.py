@@ -144,13 +144,16 @@ BUILTIN_AGENTS: tuple[KnownAgent, ...] = (
 
 _BY_NAME = {entry.name: entry for entry in BUILTIN_AGENTS}
 
-#: Every built-in thing ``--model`` can name, in listing order: the models that answer tool
-#: tasks, then the agents, then the models that answer only other questions.
-BUILTIN: tuple[KnownModel | KnownAgent, ...] = (
-    *(m for m in models.BUILTIN if TOOL_TASKS in m.answers),
-    *BUILTIN_AGENTS,
-    *(m for m in models.BUILTIN if TOOL_TASKS not in m.answers),
-)
+
+def builtin_subjects() -> list[KnownModel | KnownAgent]:
+    """Every built-in thing ``--model`` can name, in listing order: the models that answer
+    tool tasks, then the agents, then the models that answer only other questions (read when
+    asked: a layer above adds built-in models with ``models.registry.provide``)."""
+    return [
+        *(m for m in models.BUILTIN if TOOL_TASKS in m.answers),
+        *BUILTIN_AGENTS,
+        *(m for m in models.BUILTIN if TOOL_TASKS not in m.answers),
+    ]
 
 
 def lookup(name: str) -> KnownAgent | None:
@@ -173,7 +176,7 @@ def all_agents() -> list[KnownAgent]:
 
 
 def listing() -> list[KnownModel | KnownAgent]:
-    """Every usable model and agent, in ``BUILTIN``'s order, the installed ones after."""
+    """Every usable model and agent, in ``builtin_subjects``' order, the installed ones after."""
     every = models.all_models()
     return [
         *(m for m in every if m in models.BUILTIN and TOOL_TASKS in m.answers),

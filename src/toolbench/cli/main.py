@@ -16,7 +16,7 @@ from pathlib import Path
 from rich.console import Console
 
 from toolbench import __version__
-from toolbench.agents.registry import BUILTIN as BUILTIN_SUBJECTS
+from toolbench.agents.registry import builtin_subjects
 from toolbench.cli import argtypes
 from toolbench.cli.aware_parser import add_aware_parser
 from toolbench.cli.parsers import add_report_parser, add_show_parser, add_web_shop_parser
@@ -130,7 +130,7 @@ def _add_run_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     run.add_argument(
         "--model",
         required=True,
-        help=" | ".join(m.spec for m in BUILTIN_SUBJECTS if TOOL_TASKS in m.answers)
+        help=" | ".join(m.spec for m in builtin_subjects() if TOOL_TASKS in m.answers)
         + " (toolbench list models says what each is, installed models too)",
     )
     run.add_argument(

